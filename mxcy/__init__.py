@@ -1,0 +1,11 @@
+"""mxcy: the MXNet 1.x programming model, compiled from Python and Cython.
+
+``import mxcy as mx`` and use ``mx.nd``, ``mx.engine``, ``mx.kv`` ... as in MXNet 1.x.
+"""
+from mxcy import base, engine
+from mxcy.base import MXNetError
+from mxcy.context import Context, cpu, cpu_pinned, gpu, current_context, num_gpus
+from mxcy import ndarray
+from mxcy import ndarray as nd
+
+__version__ = '0.1.0'

@@ -1,0 +1,76 @@
+# C contract between the engine and the kernels (see _engine.pyx for the rules).
+from libc.stdint cimport int64_t
+from cpython.ref cimport PyObject
+
+# A kernel runs on a worker thread without the GIL. It returns 0 on success, or one of
+# the ERR_* codes below after writing a message into `errmsg` (ERRMSG_LEN bytes).
+ctypedef int (*kernel_fn)(void* args, char* errmsg) noexcept nogil
+ctypedef void (*free_fn)(void* ptr, size_t nbytes) noexcept nogil
+
+cdef enum:
+    ERRMSG_LEN = 256
+    ERR_RUNTIME = 1
+    ERR_ZERO_DIVISION = 2
+    ERR_VALUE = 3
+    ERR_INDEX = 4
+    ERR_MEMORY = 5
+
+# push flags
+cdef enum:
+    FLAG_SMALL = 1      # cheap kernel: may run inline on the pushing thread when its vars are free
+
+cdef struct ErrorRec:
+    int refcnt
+    PyObject* exc
+    ErrorRec* next
+
+cdef struct EOp
+cdef struct EDep:
+    EOp* op
+    void* var          # EVar*
+    int is_write
+    int reads_too      # a var both read and written: its error poisons the op
+    EDep* next
+
+cdef struct EVar:
+    EDep* head
+    EDep* tail
+    int running_reads
+    int write_running
+    int64_t version
+    ErrorRec* error
+
+cdef class Var:
+    """An engine variable; when `data` is set it also owns a pooled memory chunk."""
+    cdef EVar* cvar
+    cdef char* data
+    cdef size_t nbytes
+
+cdef Var new_chunk(size_t nbytes)
+cdef int push_kernel(kernel_fn fn, const void* args, size_t args_size,
+                     EVar** reads, int nreads, EVar** writes, int nwrites,
+                     int priority, const char* name, int flags) except -1
+cdef int wait_var(EVar* v) except -1
+cdef int wait_all_c() except -1
+cdef void* pool_alloc(size_t nbytes) noexcept nogil
+cdef void pool_free(void* ptr, size_t nbytes) noexcept nogil
+
+cdef struct EOp:
+    kernel_fn fn
+    char* args
+    PyObject* pyfn
+    PyObject* pyname
+    const char* cname
+    int priority
+    int64_t seq
+    int wait_count
+    int ndeps
+    int flags
+    int skipped
+    int original_error
+    int* done_flag
+    ErrorRec* error
+    free_fn on_free
+    void* free_ptr
+    size_t free_nbytes
+    EDep* deps

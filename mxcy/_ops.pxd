@@ -1,0 +1,121 @@
+# Kernel argument structs and entry points shared by _ndarray and the engine (nogil).
+from libc.stdint cimport int64_t
+
+# dtype codes: MXNet's type flags (mshadow), also used by the file format
+cdef enum:
+    DT_FLOAT32 = 0
+    DT_FLOAT64 = 1
+    DT_FLOAT16 = 2
+    DT_UINT8 = 3
+    DT_INT32 = 4
+    DT_INT8 = 5
+    DT_INT64 = 6
+
+# binary op codes (the R* forms swap the operands: scalar OP array)
+cdef enum:
+    OP_ADD = 0
+    OP_SUB = 1
+    OP_MUL = 2
+    OP_DIV = 3
+    OP_MOD = 4
+    OP_POW = 5
+    OP_MAX = 6
+    OP_MIN = 7
+    OP_EQ = 8
+    OP_NE = 9
+    OP_GT = 10
+    OP_GE = 11
+    OP_LT = 12
+    OP_LE = 13
+    OP_RSUB = 14
+    OP_RDIV = 15
+    OP_RMOD = 16
+    OP_RPOW = 17
+    OP_HYPOT = 18
+
+# unary op codes
+cdef enum:
+    U_NEG = 0
+    U_ABS = 1
+    U_SIGN = 2
+    U_SQUARE = 3
+    U_SQRT = 4
+    U_EXP = 5
+    U_LOG = 6
+    U_RELU = 7
+    U_SIGMOID = 8
+    U_TANH = 9
+    U_RSQRT = 10
+    U_FLOOR = 11
+    U_CEIL = 12
+    U_ROUND = 13
+    U_LOG1P = 14
+    U_EXPM1 = 15
+    U_SIN = 16
+    U_COS = 17
+    U_RECIPROCAL = 18
+    U_SOFTRELU = 19
+    U_SOFTSIGN = 20
+    U_TRUNC = 21
+    U_LOG2 = 22
+    U_LOG10 = 23
+    U_CBRT = 24
+    U_ARCTAN = 25
+    U_TAN = 26
+
+cdef enum:
+    MAX_DIM = 16
+
+cdef struct BinaryArgs:
+    char* x
+    char* y
+    char* out
+    int64_t n              # output elements
+    int dtype
+    int op
+    int ndim               # 0: same shape, flat loop; else broadcast with strides below
+    double scalar          # for scalar ops (y == NULL)
+    int64_t shape[16]
+    int64_t xstride[16]    # in elements; 0 on broadcast axes
+    int64_t ystride[16]
+
+cdef struct UnaryArgs:
+    char* x
+    char* out
+    int64_t n
+    int dtype
+    int op
+
+cdef struct FillArgs:
+    char* out
+    int64_t n
+    int dtype
+    double value
+
+cdef struct CopyArgs:
+    char* src
+    char* dst
+    size_t nbytes
+
+cdef struct GemmArgs:
+    char* a
+    char* b
+    char* c
+    int dtype
+    int m
+    int n
+    int k
+    int trans_a
+    int trans_b
+    int batch              # batched GEMM: `batch` independent products
+    int64_t stride_a       # elements between batches
+    int64_t stride_b
+    int64_t stride_c
+    double alpha
+    double beta
+
+cdef int binary_kernel(void* args, char* errmsg) noexcept nogil
+cdef int unary_kernel(void* args, char* errmsg) noexcept nogil
+cdef int fill_kernel(void* args, char* errmsg) noexcept nogil
+cdef int copy_kernel(void* args, char* errmsg) noexcept nogil
+cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil

@@ -1,0 +1,48 @@
+"""Build mxcy: one Extension per .pyx in MOD_NAMES, one set of compiler directives.
+
+MXCY_DEBUG_CYTHON=1 at build time turns bounds checks and wraparound back on.
+"""
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+MOD_NAMES = [
+    "mxcy._engine",
+    "mxcy._ops",
+    "mxcy._ndarray",
+]
+
+DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
+
+# Bounds checks and wraparound are off for the kernels (_ops: pointer loops whose inputs
+# are validated before the push); modules with Python-level code (_engine, _ndarray)
+# switch them back on in their first line, because there they guard list indexing.
+COMPILER_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "cdivision": True,
+    "initializedcheck": DEBUG,
+    "embedsignature": True,
+}
+
+
+def make_extension(name):
+    return Extension(
+        name,
+        [name.replace(".", "/") + ".pyx"],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3", "-fno-strict-aliasing"] + (["-g", "-O0"] if DEBUG else []),
+    )
+
+
+setup(
+    ext_modules=cythonize(
+        [make_extension(name) for name in MOD_NAMES],
+        compiler_directives=COMPILER_DIRECTIVES,
+        nthreads=int(os.environ.get("MXCY_BUILD_JOBS", "2")),
+    ),
+)
