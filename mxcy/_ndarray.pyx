@@ -17,8 +17,9 @@ from libc.string cimport memset
 
 from mxcy._engine cimport (Var, EVar, new_chunk, push_kernel, wait_var, kernel_fn,
                            FLAG_SMALL)
-from mxcy._ops cimport (BinaryArgs, UnaryArgs, FillArgs, CopyArgs, binary_kernel,
-                        unary_kernel, fill_kernel, copy_kernel, DT_FLOAT16, OP_ADD, OP_SUB,
+from mxcy._ops cimport (BinaryArgs, UnaryArgs, FillArgs, CopyArgs, GemmArgs, binary_kernel,
+                        unary_kernel, fill_kernel, copy_kernel, gemm_kernel, DT_FLOAT32,
+                        DT_FLOAT64, DT_FLOAT16, OP_ADD, OP_SUB,
                         OP_MUL, OP_DIV, OP_MOD, OP_POW, OP_MAX, OP_MIN, OP_EQ, OP_NE, OP_GT,
                         OP_GE, OP_LT, OP_LE, OP_RSUB, OP_RDIV, OP_RMOD, OP_RPOW, OP_HYPOT,
                         MAX_DIM)
@@ -50,6 +51,7 @@ cdef bytes _B_BINARY = b"binary"
 cdef bytes _B_UNARY = b"unary"
 cdef bytes _B_FILL = b"fill"
 cdef bytes _B_COPY = b"copy"
+cdef bytes _B_GEMM = b"gemm"
 
 
 cdef int64_t _prod(tuple shape):
@@ -650,6 +652,47 @@ def unary(x, int op, out=None):
     w = o._chunk.cvar
     push_kernel(unary_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_UNARY, _flags(a.n))
     return o
+
+
+def gemm(a, b, c, int m, int n, int k, bint trans_a=False, bint trans_b=False,
+         int batch=1, double alpha=1.0, double beta=0.0):
+    """Push c := alpha · op(a) · op(b) + beta · c through BLAS (float32/float64).
+
+    `batch` products of (m×k)·(k×n) stored back to back; the caller has checked shapes:
+    a holds batch·m·k, b batch·k·n and c batch·m·n elements of one float dtype.
+    """
+    cdef GemmArgs g
+    cdef NDArray x = <NDArray?>a, y = <NDArray?>b, z = <NDArray?>c
+    cdef EVar* vs[3]
+    if x._dtype != y._dtype or x._dtype != z._dtype or x._dtype not in (DT_FLOAT32,
+                                                                         DT_FLOAT64):
+        raise TypeError(f"gemm: needs float32 or float64 operands of one dtype, got "
+                        f"{x.dtype.__name__}, {y.dtype.__name__}, {z.dtype.__name__}")
+    if (x._size != <int64_t>batch * m * k or y._size != <int64_t>batch * k * n
+            or z._size != <int64_t>batch * m * n or m < 0 or n < 0 or k < 0 or batch < 1):
+        raise ValueError(f"gemm: sizes {x._size}, {y._size}, {z._size} do not match "
+                         f"batch={batch}, m={m}, n={n}, k={k}")
+    g.a = x._ptr()
+    g.b = y._ptr()
+    g.c = z._ptr()
+    g.dtype = x._dtype
+    g.m = m
+    g.n = n
+    g.k = k
+    g.trans_a = trans_a
+    g.trans_b = trans_b
+    g.batch = batch
+    g.stride_a = <int64_t>m * k
+    g.stride_b = <int64_t>k * n
+    g.stride_c = <int64_t>m * n
+    g.alpha = alpha
+    g.beta = beta
+    vs[0] = z._chunk.cvar
+    vs[1] = x._chunk.cvar
+    vs[2] = y._chunk.cvar
+    push_kernel(gemm_kernel, &g, sizeof(g), &vs[1], 2, &vs[0], 1, 0, _B_GEMM,
+                _flags(<int64_t>batch * m * n * k // 64))
+    return c
 
 
 def push_numpy(fn, inputs, outputs, name):
