@@ -458,3 +458,19 @@ def gemm_np(cnp.ndarray a, cnp.ndarray b, bint trans_a=False, bint trans_b=False
     g.alpha, g.beta = 1.0, 0.0
     _raise_rc(gemm_kernel(&g, msg), msg)
     return c
+
+
+# ---------------------------------------------------------------- codes for Python callers
+BINARY_OPS = {'add': OP_ADD, 'subtract': OP_SUB, 'multiply': OP_MUL, 'divide': OP_DIV,
+              'modulo': OP_MOD, 'power': OP_POW, 'maximum': OP_MAX, 'minimum': OP_MIN,
+              'equal': OP_EQ, 'not_equal': OP_NE, 'greater': OP_GT, 'greater_equal': OP_GE,
+              'lesser': OP_LT, 'lesser_equal': OP_LE, 'rsubtract': OP_RSUB,
+              'rdivide': OP_RDIV, 'rmodulo': OP_RMOD, 'rpower': OP_RPOW, 'hypot': OP_HYPOT}
+UNARY_OPS = {'negative': U_NEG, 'abs': U_ABS, 'sign': U_SIGN, 'square': U_SQUARE,
+             'sqrt': U_SQRT, 'exp': U_EXP, 'log': U_LOG, 'relu': U_RELU,
+             'sigmoid': U_SIGMOID, 'tanh': U_TANH, 'rsqrt': U_RSQRT, 'floor': U_FLOOR,
+             'ceil': U_CEIL, 'round': U_ROUND, 'log1p': U_LOG1P, 'expm1': U_EXPM1,
+             'sin': U_SIN, 'cos': U_COS, 'reciprocal': U_RECIPROCAL,
+             'softrelu': U_SOFTRELU, 'softsign': U_SOFTSIGN, 'trunc': U_TRUNC,
+             'log2': U_LOG2, 'log10': U_LOG10, 'cbrt': U_CBRT, 'arctan': U_ARCTAN,
+             'tan': U_TAN}
