@@ -1,0 +1,495 @@
+# Part of mxcy/_engine.pyx (textually included there): dependency tracking, dispatch, execution and push; the caller holds or takes g_lock as each function says.
+# ---------------------------------------------------------------- error records
+cdef void error_retain(ErrorRec* e) noexcept nogil:
+    if e != NULL:
+        e.refcnt += 1
+
+
+cdef void error_release_locked(ErrorRec* e) noexcept nogil:
+    """Drop a reference; the PyObject is freed later by a thread holding the GIL."""
+    global g_dead
+    if e == NULL:
+        return
+    e.refcnt -= 1
+    if e.refcnt == 0:
+        e.next = g_dead
+        g_dead = e
+
+
+cdef void drain_dead():
+    """Free released error records (needs the GIL; takes the engine lock briefly)."""
+    global g_dead
+    cdef ErrorRec* e
+    cdef ErrorRec* nxt
+    if g_dead == NULL:
+        return
+    pthread_mutex_lock(&g_lock)
+    e = g_dead
+    g_dead = NULL
+    pthread_mutex_unlock(&g_lock)
+    while e != NULL:
+        nxt = e.next
+        Py_XDECREF(e.exc)
+        free(e)
+        e = nxt
+
+
+cdef ErrorRec* make_error(object exc, object name):
+    """Wrap an exception raised by op `name` (GIL held)."""
+    cdef ErrorRec* e = <ErrorRec*>malloc(sizeof(ErrorRec))
+    if e == NULL:
+        return NULL
+    try:
+        exc.add_note(f"(raised in mxcy engine op '{name}')")
+        exc.mxcy_op_name = name
+    except Exception:
+        pass
+    e.refcnt = 1
+    e.exc = <PyObject*>exc
+    Py_INCREF(exc)
+    e.next = NULL
+    return e
+
+
+cdef object op_name(EOp* op):
+    if op.pyname != NULL:
+        return <object>op.pyname
+    if op.cname != NULL:
+        return op.cname.decode('utf-8', 'replace')
+    return '<op>'
+
+
+_ERROR_TYPES = {ERR_RUNTIME: RuntimeError, ERR_ZERO_DIVISION: ZeroDivisionError,
+                ERR_VALUE: ValueError, ERR_INDEX: IndexError, ERR_MEMORY: MemoryError}
+
+
+cdef ErrorRec* kernel_error(EOp* op, int rc, char* msg) noexcept with gil:
+    exc_type = _ERROR_TYPES.get(rc, RuntimeError)
+    text = msg[:strlen(msg)].decode('utf-8', 'replace') or f'kernel failed (code {rc})'
+    return make_error(exc_type(f"{op_name(op)}: {text}"), op_name(op))
+
+
+# ---------------------------------------------------------------- tracking (lock held)
+cdef inline void var_enqueue(EVar* v, EDep* d) noexcept nogil:
+    d.next = NULL
+    if v.tail == NULL:
+        v.head = d
+    else:
+        v.tail.next = d
+    v.tail = d
+
+
+cdef inline EDep* var_pop(EVar* v) noexcept nogil:
+    cdef EDep* d = v.head
+    v.head = d.next
+    if v.head == NULL:
+        v.tail = NULL
+    return d
+
+
+cdef int register_locked(EOp* op) noexcept nogil:
+    """Grant or queue each dependency; return 1 when the op is ready at once."""
+    cdef int i
+    cdef EDep* d
+    cdef EVar* v
+    op.wait_count = op.ndeps + 1
+    for i in range(op.ndeps):
+        d = &op.deps[i]
+        v = <EVar*>d.var
+        if d.is_write:
+            if v.head == NULL and not v.write_running and v.running_reads == 0:
+                v.write_running = 1
+                op.wait_count -= 1
+            else:
+                var_enqueue(v, d)
+        else:
+            if v.head == NULL and not v.write_running:
+                v.running_reads += 1
+                op.wait_count -= 1
+            else:
+                var_enqueue(v, d)
+    op.wait_count -= 1
+    # invariant: the +1 is dropped last, so a zero here means every var was granted now
+    return op.wait_count == 0
+
+
+cdef struct ReadyList:
+    EOp** items
+    int n
+    int cap
+
+
+cdef void ready_add(ReadyList* rl, EOp* op) noexcept nogil:
+    if rl.n == rl.cap:
+        rl.cap = 16 if rl.cap == 0 else rl.cap * 2
+        rl.items = <EOp**>realloc(rl.items, rl.cap * sizeof(EOp*))
+    rl.items[rl.n] = op
+    rl.n += 1
+
+
+cdef inline void grant_dep(EDep* d, ReadyList* rl) noexcept nogil:
+    d.op.wait_count -= 1
+    if d.op.wait_count == 0:
+        ready_add(rl, d.op)
+
+
+cdef void grant_next(EVar* v, ReadyList* rl) noexcept nogil:
+    cdef EDep* d
+    if v.write_running or v.head == NULL:
+        return
+    if v.head.is_write:
+        if v.running_reads == 0:
+            d = var_pop(v)
+            v.write_running = 1
+            grant_dep(d, rl)
+        return
+    while v.head != NULL and not v.head.is_write:
+        d = var_pop(v)
+        v.running_reads += 1
+        grant_dep(d, rl)
+
+
+cdef void heap_push(EOp* op) noexcept nogil:
+    global g_heap, g_heap_len, g_heap_cap
+    cdef int i, parent
+    if g_heap_len == g_heap_cap:
+        g_heap_cap = 64 if g_heap_cap == 0 else g_heap_cap * 2
+        g_heap = <EOp**>realloc(g_heap, g_heap_cap * sizeof(EOp*))
+    i = g_heap_len
+    g_heap_len += 1
+    while i > 0:
+        parent = (i - 1) // 2
+        if not op_before(op, g_heap[parent]):
+            break
+        g_heap[i] = g_heap[parent]
+        i = parent
+    g_heap[i] = op
+
+
+cdef inline int op_before(EOp* a, EOp* b) noexcept nogil:
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return a.seq < b.seq
+
+
+cdef EOp* heap_pop() noexcept nogil:
+    global g_heap_len
+    cdef EOp* top = g_heap[0]
+    cdef EOp* last
+    cdef int i = 0, child
+    g_heap_len -= 1
+    if g_heap_len > 0:
+        last = g_heap[g_heap_len]
+        while True:
+            child = 2 * i + 1
+            if child >= g_heap_len:
+                break
+            if child + 1 < g_heap_len and op_before(g_heap[child + 1], g_heap[child]):
+                child += 1
+            if not op_before(g_heap[child], last):
+                break
+            g_heap[i] = g_heap[child]
+            i = child
+        g_heap[i] = last
+    return top
+
+
+cdef void prepare_locked(EOp* op) noexcept nogil:
+    """At dispatch: an op reading a poisoned variable is skipped and inherits its error."""
+    cdef int i
+    cdef EDep* d
+    cdef EVar* v
+    if op.flags & (FLAG_SYNC | FLAG_DELETE):
+        return
+    for i in range(op.ndeps):
+        d = &op.deps[i]
+        v = <EVar*>d.var
+        if v.error != NULL and (not d.is_write or d.reads_too):
+            op.skipped = 1
+            op.error = v.error
+            error_retain(v.error)
+            return
+
+
+cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
+    """Release every dependency of a finished op, record its error, free it."""
+    global g_pending, g_nerrors, g_errors_cap, g_errors
+    cdef int i
+    cdef EDep* d
+    cdef EVar* v
+    if op.error != NULL and op.original_error:
+        if g_nerrors == g_errors_cap:
+            g_errors_cap = 8 if g_errors_cap == 0 else g_errors_cap * 2
+            g_errors = <ErrorRec**>realloc(g_errors, g_errors_cap * sizeof(ErrorRec*))
+        g_errors[g_nerrors] = op.error
+        g_nerrors += 1
+        error_retain(op.error)
+    for i in range(op.ndeps):
+        d = &op.deps[i]
+        v = <EVar*>d.var
+        if d.is_write:
+            if not (op.flags & FLAG_SYNC):
+                if v.error != op.error:
+                    error_release_locked(v.error)
+                    v.error = op.error
+                    error_retain(op.error)
+                v.version += 1
+            v.write_running = 0
+            grant_next(v, rl)
+        else:
+            v.running_reads -= 1
+            if v.running_reads == 0:
+                grant_next(v, rl)
+    if op.done_flag != NULL:
+        op.done_flag[0] = 1
+    error_release_locked(op.error)
+    if op.flags & FLAG_DELETE:
+        v = <EVar*>op.deps[0].var
+        # invariant: nothing can be queued behind the delete of an unreachable variable
+        error_release_locked(v.error)
+        free(v)
+    g_pending -= 1
+    if g_nwaiters > 0:
+        pthread_cond_broadcast(&g_done_cv)
+    free(op)
+
+
+cdef void dispatch_locked(ReadyList* rl, ReadyList* inline_out) noexcept nogil:
+    """Route ready ops: sync markers complete now; others go inline (naive) or to workers."""
+    cdef EOp* op
+    cdef int i = 0
+    while i < rl.n:
+        op = rl.items[i]
+        i += 1
+        if op.flags & FLAG_SYNC:
+            complete_locked(op, rl)     # may append to rl: handled by this loop
+            continue
+        prepare_locked(op)
+        if g_naive or g_shutdown or g_nworkers_wanted == 0:
+            ready_add(inline_out, op)
+        else:
+            heap_push(op)
+            if g_nidle > 0:
+                pthread_cond_signal(&g_work_cv)
+    rl.n = 0
+
+
+# ---------------------------------------------------------------- execution (no lock)
+cdef void run_python_op(EOp* op) noexcept with gil:
+    """Call a pushed Python callable (unless skipped) and drop the op's references."""
+    fn = <object>op.pyfn
+    op.pyfn = NULL
+    Py_DECREF(fn)
+    try:
+        if not op.skipped:
+            fn()
+    except BaseException as exc:
+        op.error = make_error(exc, op_name(op))
+        op.original_error = 1
+    if op.pyname != NULL:
+        name = <object>op.pyname
+        op.pyname = NULL
+        Py_DECREF(name)
+
+
+cdef void execute(EOp* op) noexcept nogil:
+    cdef char errmsg[256]
+    cdef int rc
+    cdef void* saved = tls_get_op()
+    tls_set_op(<void*>op)
+    if op.pyfn != NULL:
+        run_python_op(op)
+    elif op.flags & FLAG_DELETE:
+        if op.on_free != NULL:
+            op.on_free(op.free_ptr, op.free_nbytes)
+    elif op.fn != NULL and not op.skipped:
+        errmsg[0] = 0
+        rc = op.fn(<void*>op.args, errmsg)
+        if rc != 0:
+            errmsg[255] = 0
+            op.error = kernel_error(op, rc, errmsg)
+            op.original_error = 1
+    tls_set_op(saved)
+
+
+cdef void run_inline_list(ReadyList* todo) noexcept nogil:
+    """Run ops inline on this thread, then release them (and anything they make ready)."""
+    cdef ReadyList rl
+    cdef EOp* op
+    rl.items = NULL
+    rl.n = 0
+    rl.cap = 0
+    while todo.n > 0:
+        todo.n -= 1
+        op = todo.items[todo.n]
+        execute(op)
+        pthread_mutex_lock(&g_lock)
+        complete_locked(op, &rl)
+        dispatch_locked(&rl, todo)
+        pthread_mutex_unlock(&g_lock)
+    free(rl.items)
+
+
+cdef void* worker_main(void* arg) noexcept nogil:
+    global g_nidle
+    cdef ReadyList rl
+    cdef ReadyList inl
+    cdef EOp* op
+    rl.items = NULL
+    rl.n = 0
+    rl.cap = 0
+    inl.items = NULL
+    inl.n = 0
+    inl.cap = 0
+    pthread_mutex_lock(&g_lock)
+    while True:
+        while g_heap_len == 0 and not g_stop:
+            g_nidle += 1
+            pthread_cond_wait(&g_work_cv, &g_lock)
+            g_nidle -= 1
+        if g_heap_len == 0 and g_stop:
+            break
+        op = heap_pop()
+        pthread_mutex_unlock(&g_lock)
+        execute(op)
+        pthread_mutex_lock(&g_lock)
+        complete_locked(op, &rl)
+        dispatch_locked(&rl, &inl)
+        if inl.n > 0:
+            pthread_mutex_unlock(&g_lock)
+            run_inline_list(&inl)
+            pthread_mutex_lock(&g_lock)
+    pthread_mutex_unlock(&g_lock)
+    free(rl.items)
+    free(inl.items)
+    return NULL
+
+
+cdef int ensure_workers() except -1:
+    """Start the worker pool lazily, under the lock so two pushers cannot both start it."""
+    global g_nworkers
+    cdef pthread_t t
+    cdef int failed = 0
+    pthread_mutex_lock(&g_lock)
+    while g_nworkers < g_nworkers_wanted and not g_shutdown:
+        if pthread_create(&t, NULL, worker_main, NULL) != 0:
+            failed = 1
+            break
+        g_threads[g_nworkers] = t
+        g_nworkers += 1
+    pthread_mutex_unlock(&g_lock)
+    if failed and g_nworkers == 0:
+        raise RuntimeError("mxcy engine: could not start a worker thread")
+    return 0
+
+
+cdef void stop_workers() noexcept nogil:
+    global g_stop, g_nworkers
+    cdef int i, n
+    pthread_mutex_lock(&g_lock)
+    g_stop = 1
+    pthread_cond_broadcast(&g_work_cv)
+    n = g_nworkers
+    pthread_mutex_unlock(&g_lock)
+    for i in range(n):
+        pthread_join(g_threads[i], NULL)
+    pthread_mutex_lock(&g_lock)
+    g_nworkers = 0
+    g_stop = 0
+    pthread_mutex_unlock(&g_lock)
+
+
+# ---------------------------------------------------------------- push
+cdef EOp* new_op(int ndeps, size_t args_size) noexcept nogil:
+    cdef size_t head = (sizeof(EOp) + 15) & ~(<size_t>15)
+    cdef size_t deps = (ndeps * sizeof(EDep) + 15) & ~(<size_t>15)
+    cdef EOp* op = <EOp*>malloc(head + deps + args_size)
+    if op == NULL:
+        return NULL
+    memset(op, 0, sizeof(EOp))
+    op.deps = <EDep*>((<char*>op) + head)
+    op.args = (<char*>op) + head + deps
+    return op
+
+
+cdef int fill_deps(EOp* op, EVar** reads, int nreads, EVar** writes, int nwrites) noexcept nogil:
+    """Dedupe: a var in both sets is one write that also reads; duplicates count once."""
+    cdef int i, j, n = 0, dup
+    for i in range(nwrites):
+        dup = 0
+        for j in range(n):
+            if op.deps[j].var == <void*>writes[i]:
+                dup = 1
+                break
+        if not dup:
+            op.deps[n].op = op
+            op.deps[n].var = <void*>writes[i]
+            op.deps[n].is_write = 1
+            op.deps[n].reads_too = 0
+            n += 1
+    for i in range(nreads):
+        dup = 0
+        for j in range(n):
+            if op.deps[j].var == <void*>reads[i]:
+                dup = 1
+                if op.deps[j].is_write:
+                    op.deps[j].reads_too = 1
+                break
+        if not dup:
+            op.deps[n].op = op
+            op.deps[n].var = <void*>reads[i]
+            op.deps[n].is_write = 0
+            op.deps[n].reads_too = 0
+            n += 1
+    op.ndeps = n
+    return n
+
+
+cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
+    """Register a filled op and start it: inline when allowed and ready, else to the pool."""
+    global g_seq, g_pending, g_nwaiters, g_stat_pushed, g_stat_inline
+    cdef ReadyList rl
+    cdef ReadyList inl
+    cdef int ready
+    cdef int threaded = not (g_naive or g_shutdown or g_nworkers_wanted == 0)
+    if threaded and g_nworkers < g_nworkers_wanted:
+        ensure_workers()
+    rl.items = NULL
+    rl.n = 0
+    rl.cap = 0
+    inl.items = NULL
+    inl.n = 0
+    inl.cap = 0
+    pthread_mutex_lock(&g_lock)
+    if backpressure and threaded and g_pending >= g_max_pending and tls_get_op() == NULL:
+        pthread_mutex_unlock(&g_lock)
+        with nogil:
+            pthread_mutex_lock(&g_lock)
+            g_nwaiters += 1
+            while g_pending >= g_max_pending:
+                pthread_cond_wait(&g_done_cv, &g_lock)
+            g_nwaiters -= 1
+            # never take the GIL back while holding the lock
+            pthread_mutex_unlock(&g_lock)
+        pthread_mutex_lock(&g_lock)
+    g_seq += 1
+    op.seq = g_seq
+    g_pending += 1
+    g_stat_pushed += 1
+    ready = register_locked(op)
+    if ready:
+        if threaded and may_inline and op.pyfn == NULL:
+            prepare_locked(op)
+            g_stat_inline += 1
+            ready_add(&inl, op)
+        else:
+            ready_add(&rl, op)
+            dispatch_locked(&rl, &inl)
+    pthread_mutex_unlock(&g_lock)
+    if inl.n > 0:
+        run_inline_list(&inl)
+    free(rl.items)
+    free(inl.items)
+    if g_dead != NULL:
+        drain_dead()
+    return 0
