@@ -1,0 +1,8 @@
+"""The operator registry (internal: `register_op`, `get_op`, `list_ops`).
+
+Importing this package registers every built-in operator family.
+"""
+from mxcy.operator._spec import OpSpec, ShapeError, register_op, get_op, list_ops
+from mxcy.operator import nn  # noqa: F401  (registers the layer operators)
+
+__all__ = ['OpSpec', 'ShapeError', 'register_op', 'get_op', 'list_ops']

@@ -1,0 +1,110 @@
+"""OpSpec: the one declaration of an operator (STYLE.md practice 1).
+
+An operator is a subclass of `OpSpec` registered with `register_op`. It declares its
+parameters, the names of its arguments/outputs/auxiliary states (which may depend on the
+parameters: no bias when ``no_bias=True``), bidirectional shape inference, type
+inference, forward, backward and what backward reads. ``mx.nd.<Op>`` (and later
+``mx.sym.<Op>``) are generated from this record; nobody writes a second wrapper.
+
+Conventions:
+* shapes are tuples; an unknown shape is ``None``; ``infer_shape`` returns complete lists
+  (known entries filled in, unknown left ``None``) and raises `ShapeError` on a conflict;
+* forward/backward receive NDArrays and push engine ops; they never wait;
+* ``req`` is one of 'write', 'inplace' (both overwrite), 'add' (accumulate) or 'null'
+  (skip) per output of forward, per input gradient of backward.
+"""
+from mxcy.base import MXNetError
+from mxcy.operator._params import ParamSchema
+
+
+class ShapeError(MXNetError, ValueError):
+    """Shape inference found a conflict: the message names op, argument and shapes."""
+
+
+class OpSpec:
+    name = None
+    aliases = ()
+    params = ParamSchema()
+    # which values backward reads: a subset of {'out_grads', 'inputs', 'outputs'}
+    backward_needs = ('out_grads', 'inputs', 'outputs')
+    # None: arguments() is fixed; else the parameter that gives the number of inputs
+    variadic = None
+
+    # ------------------------------------------------------------ names
+    def arguments(self, p):
+        return ['data']
+
+    def outputs(self, p):
+        return ['output']
+
+    def aux_states(self, p):
+        return []
+
+    def num_visible_outputs(self, p):
+        return len(self.outputs(p))
+
+    # ------------------------------------------------------------ inference
+    def infer_shape(self, p, in_shapes):
+        """Default: one input, output of the same shape (elementwise)."""
+        shape = in_shapes[0]
+        return list(in_shapes), [shape] * len(self.outputs(p)), [None] * len(self.aux_states(p))
+
+    def infer_type(self, p, in_types):
+        """Default: every argument, output and aux state shares the first known dtype."""
+        known = next((t for t in in_types if t is not None), None)
+        for i, t in enumerate(in_types):
+            if t is not None and t != known:
+                raise TypeError(f"{self.name}: argument '{self.arguments(p)[i]}' has dtype "
+                                f"{t}, expected {known} (all inputs must share one dtype)")
+        return ([known] * len(in_types), [known] * len(self.outputs(p)),
+                [known] * len(self.aux_states(p)))
+
+    # ------------------------------------------------------------ compute
+    def forward(self, p, is_train, req, ins, outs, aux):
+        raise MXNetError(f"{self.name}: forward is not declared")
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        raise MXNetError(f"{self.name}: this operator has no gradient")
+
+    has_backward = True
+
+    # ------------------------------------------------------------ helpers for subclasses
+    def shape_error(self, arg, expected, given, detail=''):
+        msg = (f"{self.name}: shape mismatch for argument '{arg}': expected {expected}, "
+               f"given {given}")
+        return ShapeError(msg + (f" ({detail})" if detail else ''))
+
+
+def unify_shape(op, arg, known, given):
+    """Merge two views of one shape (None = unknown); raise ShapeError on a conflict."""
+    if known is None:
+        return given
+    if given is None or tuple(known) == tuple(given):
+        return tuple(known)
+    raise op.shape_error(arg, tuple(known), tuple(given))
+
+
+_REGISTRY = {}
+
+
+def register_op(spec_cls):
+    """Class decorator: register one operator under its name and aliases."""
+    spec = spec_cls()
+    if not spec.name:
+        raise ValueError(f"{spec_cls.__name__} declares no name")
+    for name in (spec.name,) + tuple(spec.aliases):
+        if name in _REGISTRY:
+            raise ValueError(f"operator {name!r} registered twice")
+        _REGISTRY[name] = spec
+    return spec_cls
+
+
+def get_op(name):
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise MXNetError(f"unknown operator {name!r}") from None
+
+
+def list_ops():
+    return sorted(_REGISTRY)

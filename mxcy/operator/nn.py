@@ -1,0 +1,83 @@
+"""Neural-network layers: FullyConnected (more layers join this family file)."""
+import numpy as np
+
+from mxcy._ops import BINARY_OPS
+from mxcy import _ndarray
+from mxcy.operator._compute import gemm, ones_vector, assign
+from mxcy.operator._params import Param, ParamSchema
+from mxcy.operator._spec import OpSpec, register_op, unify_shape
+
+_ADD = BINARY_OPS['add']
+
+
+def _prod(shape):
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+@register_op
+class FullyConnected(OpSpec):
+    """y = x · Wᵀ + b, with x flattened to (batch, features) when ``flatten`` is true.
+
+    Shapes: data (N, K...) -> (N, prod(K...)); weight (num_hidden, K); bias (num_hidden,).
+    With ``flatten=False`` the last axis is the feature axis and the others are kept.
+    Backward: dx = dy · W, dW = dyᵀ · x, db = Σ_rows dy.
+    """
+    name = 'FullyConnected'
+    params = ParamSchema(
+        Param('num_hidden', 'int'),
+        Param('no_bias', 'bool', False),
+        Param('flatten', 'bool', True),
+    )
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data', 'weight'] if p.no_bias else ['data', 'weight', 'bias']
+
+    def _rows_features(self, p, dshape):
+        if p.flatten:
+            return dshape[0], _prod(dshape[1:])
+        return _prod(dshape[:-1]), dshape[-1]
+
+    def infer_shape(self, p, in_shapes):
+        if p.num_hidden < 1:
+            raise ValueError(f"FullyConnected: num_hidden must be positive, got "
+                             f"{p.num_hidden}")
+        shapes = list(in_shapes)
+        dshape = shapes[0]
+        out = None
+        if dshape is not None:
+            if len(dshape) < 1 or (p.flatten and len(dshape) < 1):
+                raise self.shape_error('data', '(batch, ...)', dshape)
+            _, k = self._rows_features(p, dshape)
+            shapes[1] = unify_shape(self, 'weight', (p.num_hidden, k), shapes[1])
+            if p.flatten:
+                out = (dshape[0], p.num_hidden)
+            else:
+                out = tuple(dshape[:-1]) + (p.num_hidden,)
+        elif shapes[1] is not None and shapes[1][0] != p.num_hidden:
+            raise self.shape_error('weight', (p.num_hidden, shapes[1][1]), shapes[1],
+                                   f'num_hidden={p.num_hidden}')
+        if not p.no_bias:
+            shapes[2] = unify_shape(self, 'bias', (p.num_hidden,), shapes[2])
+        return shapes, [out], []
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        x, w = ins[0], ins[1]
+        y = outs[0]
+        n, k = self._rows_features(p, x.shape)
+        x2 = x.reshape((n, k))
+        y2 = y.reshape((n, p.num_hidden))
+        gemm(x2, w, y2, n, p.num_hidden, k, trans_b=True, req=req[0])
+        if not p.no_bias and req[0] != 'null':
+            _ndarray.binary(y2, ins[2], _ADD, out=y2)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        x, w = ins[0], ins[1]
+        n, k = self._rows_features(p, x.shape)
+        h = p.num_hidden
+        dy = out_grads[0].reshape((n, h))
+        gemm(dy, w, in_grads[0].reshape((n, k)), n, k, h, req=req[0])
+        gemm(dy, x.reshape((n, k)), in_grads[1], h, k, n, trans_a=True, req=req[1])
+        if not p.no_bias:
+            ones = ones_vector(n, x.dtype, x.context)
+            gemm(ones, dy, in_grads[2].reshape((1, h)), 1, h, n, req=req[2])
