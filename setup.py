@@ -12,6 +12,7 @@ MOD_NAMES = [
     "mxcy._engine",
     "mxcy._ops",
     "mxcy._ndarray",
+    "mxcy._conv",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")

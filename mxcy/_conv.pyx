@@ -1,0 +1,522 @@
+# cython: language_level=3
+"""Convolution (im2col + GEMM) and pooling kernels: `noexcept nogil`, run by the engine.
+
+Layouts are NCHW, row-major, contiguous. A 1-D convolution or pooling is the 2-D one with
+H = 1. Shapes and parameters are validated by the operator before the push. `req` codes:
+0 null (skip), 1 write, 2 add. Each kernel has a `*_np` twin for tests.
+"""
+cimport numpy as cnp
+from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+from scipy.linalg.cython_blas cimport sgemm, dgemm
+
+from mxcy._engine cimport ERR_MEMORY, ERR_VALUE
+from mxcy._ops cimport DT_FLOAT32, DT_FLOAT64
+
+import numpy as np
+
+cnp.import_array()
+
+ctypedef fused real_t:
+    float
+    double
+
+
+# ---------------------------------------------------------------- row-major GEMM
+cdef inline void rm_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, real_t* b,
+                         real_t beta, real_t* c) noexcept nogil:
+    """c := op(a)·op(b) + beta·c, row-major (as the column-major bᵀ·aᵀ)."""
+    cdef char cta = b'T' if ta else b'N'
+    cdef char ctb = b'T' if tb else b'N'
+    cdef int lda = m if ta else k
+    cdef int ldb = k if tb else n
+    cdef real_t one = 1
+    if m == 0 or n == 0:
+        return
+    if lda < 1:
+        lda = 1
+    if ldb < 1:
+        ldb = 1
+    if real_t is float:
+        sgemm(&ctb, &cta, &n, &m, &k, &one, b, &ldb, a, &lda, &beta, c, &n)
+    else:
+        dgemm(&ctb, &cta, &n, &m, &k, &one, b, &ldb, a, &lda, &beta, c, &n)
+
+
+# ---------------------------------------------------------------- im2col / col2im
+cdef void im2col(real_t* x, int c, int h, int w, int kh, int kw, int ph, int pw, int sh,
+                 int sw, int dh, int dw, int oh, int ow, real_t* col) noexcept nogil:
+    """col[(ci·kh + ki)·kw + kj, oi·ow + oj] := x[ci, oi·sh − ph + ki·dh, oj·sw − pw + kj·dw]
+    (0 outside the image)."""
+    cdef int ci, ki, kj, oi, oj, ii, jj
+    cdef real_t* dst
+    cdef real_t* src
+    for ci in range(c):
+        for ki in range(kh):
+            for kj in range(kw):
+                dst = col + <int64_t>((ci * kh + ki) * kw + kj) * oh * ow
+                for oi in range(oh):
+                    ii = oi * sh - ph + ki * dh
+                    if ii < 0 or ii >= h:
+                        for oj in range(ow):
+                            dst[oj] = 0
+                    else:
+                        src = x + (<int64_t>ci * h + ii) * w
+                        for oj in range(ow):
+                            jj = oj * sw - pw + kj * dw
+                            dst[oj] = src[jj] if 0 <= jj < w else 0
+                    dst += ow
+
+
+cdef void col2im(real_t* col, int c, int h, int w, int kh, int kw, int ph, int pw, int sh,
+                 int sw, int dh, int dw, int oh, int ow, real_t* x) noexcept nogil:
+    """x[ci, ii, jj] += col[...] for every window position that read it (im2col's adjoint)."""
+    cdef int ci, ki, kj, oi, oj, ii, jj
+    cdef real_t* src
+    cdef real_t* dst
+    for ci in range(c):
+        for ki in range(kh):
+            for kj in range(kw):
+                src = col + <int64_t>((ci * kh + ki) * kw + kj) * oh * ow
+                for oi in range(oh):
+                    ii = oi * sh - ph + ki * dh
+                    if 0 <= ii < h:
+                        dst = x + (<int64_t>ci * h + ii) * w
+                        for oj in range(ow):
+                            jj = oj * sw - pw + kj * dw
+                            if 0 <= jj < w:
+                                dst[jj] += src[oj]
+                    src += ow
+
+
+# ---------------------------------------------------------------- convolution
+cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y) noexcept nogil:
+    cdef int cg = a.c // a.groups, fg = a.f // a.groups
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n, g, f, i
+    cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P
+    cdef real_t beta = 1 if a.req_y == 2 else 0
+    cdef real_t* col = <real_t*>malloc(<size_t>K * P * sizeof(real_t) + 1)
+    cdef real_t* yp
+    if col == NULL:
+        return ERR_MEMORY
+    for n in range(a.n):
+        for g in range(a.groups):
+            im2col(x + n * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w, a.kh, a.kw,
+                   a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, a.oh, a.ow, col)
+            rm_gemm(False, False, fg, P, K, wt + <int64_t>g * fg * K, col, beta,
+                    y + n * ys + <int64_t>g * fg * P)
+        if b != NULL:
+            for f in range(a.f):
+                yp = y + n * ys + <int64_t>f * P
+                for i in range(P):
+                    yp[i] += b[f]
+    free(col)
+    return 0
+
+
+cdef int conv_bwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* dy, real_t* dx,
+                        real_t* dw, real_t* db) noexcept nogil:
+    cdef int cg = a.c // a.groups, fg = a.f // a.groups
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n, g, f, i
+    cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P
+    cdef real_t* col = <real_t*>malloc(<size_t>K * P * sizeof(real_t) + 1)
+    cdef real_t* dyp
+    cdef real_t acc
+    if col == NULL:
+        return ERR_MEMORY
+    if a.req_w == 1:
+        memset(dw, 0, <size_t>a.f * K * sizeof(real_t))
+    if a.req_x == 1:
+        memset(dx, 0, <size_t>a.n * xs * sizeof(real_t))
+    for n in range(a.n):
+        for g in range(a.groups):
+            if a.req_w:
+                im2col(x + n * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w, a.kh, a.kw,
+                       a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, a.oh, a.ow, col)
+                rm_gemm(False, True, fg, K, P, dy + n * ys + <int64_t>g * fg * P, col, 1,
+                        dw + <int64_t>g * fg * K)
+            if a.req_x:
+                rm_gemm(True, False, K, P, fg, wt + <int64_t>g * fg * K,
+                        dy + n * ys + <int64_t>g * fg * P, 0, col)
+                col2im(col, cg, a.h, a.w, a.kh, a.kw, a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w,
+                       a.oh, a.ow, dx + n * xs + <int64_t>g * cg * a.h * a.w)
+    if a.req_b and db != NULL:
+        for f in range(a.f):
+            acc = 0
+            for n in range(a.n):
+                dyp = dy + n * ys + <int64_t>f * P
+                for i in range(P):
+                    acc += dyp[i]
+            if a.req_b == 1:
+                db[f] = acc
+            else:
+                db[f] += acc
+    free(col)
+    return 0
+
+
+cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
+    """y := conv(x, w) + b."""
+    cdef ConvArgs* a = <ConvArgs*>args
+    if a.req_y == 0:
+        return 0
+    if a.dtype == DT_FLOAT32:
+        return conv_fwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y)
+    if a.dtype == DT_FLOAT64:
+        return conv_fwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.b, <double*>a.y)
+    return ERR_VALUE
+
+
+cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
+    """dx, dw, db (per req) from dy."""
+    cdef ConvArgs* a = <ConvArgs*>args
+    if a.dtype == DT_FLOAT32:
+        return conv_bwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.dy, <float*>a.dx,
+                              <float*>a.dwt, <float*>a.db)
+    if a.dtype == DT_FLOAT64:
+        return conv_bwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.dy, <double*>a.dx,
+                              <double*>a.dwt, <double*>a.db)
+    return ERR_VALUE
+
+
+# ---------------------------------------------------------------- pooling
+cdef inline void window(PoolArgs* a, int oi, int oj, int* hs, int* he, int* ws, int* we,
+                        int* count) noexcept nogil:
+    """The clipped window of output (oi, oj) and its divisor for average pooling."""
+    hs[0] = oi * a.sh - a.ph
+    ws[0] = oj * a.sw - a.pw
+    he[0] = min(hs[0] + a.kh, a.h + a.ph)
+    we[0] = min(ws[0] + a.kw, a.w + a.pw)
+    count[0] = (he[0] - hs[0]) * (we[0] - ws[0])
+    hs[0] = max(hs[0], 0)
+    ws[0] = max(ws[0], 0)
+    he[0] = min(he[0], a.h)
+    we[0] = min(we[0], a.w)
+    if not a.count_include_pad:
+        count[0] = (he[0] - hs[0]) * (we[0] - ws[0])
+
+
+cdef void pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y) noexcept nogil:
+    cdef int64_t plane
+    cdef int oi, oj, i, j, hs, he, ws, we, count
+    cdef real_t acc, v
+    cdef real_t* xp
+    cdef real_t* yp
+    for plane in range(a.planes):
+        xp = x + plane * a.h * a.w
+        yp = y + plane * a.oh * a.ow
+        for oi in range(a.oh):
+            for oj in range(a.ow):
+                window(a, oi, oj, &hs, &he, &ws, &we, &count)
+                if a.pool_type == 0:
+                    acc = -1e308 if real_t is double else -3.4e38
+                    for i in range(hs, he):
+                        for j in range(ws, we):
+                            v = xp[i * a.w + j]
+                            if v > acc or v != v:
+                                acc = v
+                    if he <= hs or we <= ws:
+                        acc = 0
+                else:
+                    acc = 0
+                    for i in range(hs, he):
+                        for j in range(ws, we):
+                            acc += xp[i * a.w + j]
+                    if a.pool_type == 1:
+                        acc = acc / count if count > 0 else 0
+                if a.req == 2:
+                    yp[oi * a.ow + oj] += acc
+                else:
+                    yp[oi * a.ow + oj] = acc
+
+
+cdef void pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx) noexcept nogil:
+    cdef int64_t plane
+    cdef int oi, oj, i, j, hs, he, ws, we, count, best
+    cdef real_t acc, v, g
+    cdef real_t* xp
+    cdef real_t* dyp
+    cdef real_t* dxp
+    if a.req == 1:
+        memset(dx, 0, <size_t>a.planes * a.h * a.w * sizeof(real_t))
+    for plane in range(a.planes):
+        xp = x + plane * a.h * a.w
+        dxp = dx + plane * a.h * a.w
+        dyp = dy + plane * a.oh * a.ow
+        for oi in range(a.oh):
+            for oj in range(a.ow):
+                window(a, oi, oj, &hs, &he, &ws, &we, &count)
+                g = dyp[oi * a.ow + oj]
+                if a.pool_type == 0:
+                    best = -1
+                    for i in range(hs, he):
+                        for j in range(ws, we):
+                            v = xp[i * a.w + j]
+                            if best < 0 or v > acc:
+                                acc = v
+                                best = i * a.w + j
+                    if best >= 0:
+                        dxp[best] += g
+                else:
+                    if a.pool_type == 1:
+                        if count <= 0:
+                            continue
+                        g = g / count
+                    for i in range(hs, he):
+                        for j in range(ws, we):
+                            dxp[i * a.w + j] += g
+
+
+cdef int pool_fwd_kernel(void* args, char* errmsg) noexcept nogil:
+    """y := pool(x) over each (h, w) plane."""
+    cdef PoolArgs* a = <PoolArgs*>args
+    if a.req == 0:
+        return 0
+    if a.dtype == DT_FLOAT32:
+        pool_fwd_typed(a, <float*>a.x, <float*>a.y)
+    elif a.dtype == DT_FLOAT64:
+        pool_fwd_typed(a, <double*>a.x, <double*>a.y)
+    else:
+        return ERR_VALUE
+    return 0
+
+
+cdef int pool_bwd_kernel(void* args, char* errmsg) noexcept nogil:
+    """dx (req) the gradient of pool at x given dy."""
+    cdef PoolArgs* a = <PoolArgs*>args
+    if a.req == 0:
+        return 0
+    if a.dtype == DT_FLOAT32:
+        pool_bwd_typed(a, <float*>a.x, <float*>a.dy, <float*>a.dx)
+    elif a.dtype == DT_FLOAT64:
+        pool_bwd_typed(a, <double*>a.x, <double*>a.dy, <double*>a.dx)
+    else:
+        return ERR_VALUE
+    return 0
+
+
+# ---------------------------------------------------------------- test twins (NumPy)
+cdef char* _ptr(object arr):
+    cdef cnp.ndarray a
+    if arr is None:
+        return NULL
+    a = <cnp.ndarray?>arr
+    if not a.flags['C_CONTIGUOUS']:
+        raise ValueError("kernel twins take C-contiguous arrays")
+    return <char*>cnp.PyArray_DATA(a)
+
+
+def conv_geometry(x_shape, w_shape, stride, pad, dilate):
+    n, c, h, w = x_shape
+    f, cg, kh, kw = w_shape
+    oh = (h + 2 * pad[0] - dilate[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * pad[1] - dilate[1] * (kw - 1) - 1) // stride[1] + 1
+    return oh, ow
+
+
+cdef void fill_conv(ConvArgs* a, x, wt, stride, pad, dilate, int groups, int oh, int ow):
+    a.dtype = DT_FLOAT32 if x.dtype == np.float32 else DT_FLOAT64
+    a.n, a.c, a.h, a.w = x.shape
+    a.f = wt.shape[0]
+    a.kh, a.kw = wt.shape[2], wt.shape[3]
+    a.sh, a.sw = stride
+    a.ph, a.pw = pad
+    a.dil_h, a.dil_w = dilate
+    a.oh, a.ow = oh, ow
+    a.groups = groups
+
+
+def conv_fwd_np(x, wt, b, stride=(1, 1), pad=(0, 0),
+                dilate=(1, 1), int groups=1):
+    """y = conv2d(x, w) + b on NumPy arrays (NCHW), through conv_fwd_kernel."""
+    cdef ConvArgs a
+    cdef char msg[256]
+    oh, ow = conv_geometry(x.shape, wt.shape, stride, pad, dilate)
+    y = np.empty((x.shape[0], wt.shape[0], oh, ow), dtype=x.dtype)
+    memset(&a, 0, sizeof(a))
+    fill_conv(&a, x, wt, stride, pad, dilate, groups, oh, ow)
+    a.x, a.wt, a.b, a.y = _ptr(x), _ptr(wt), _ptr(b), _ptr(y)
+    a.req_y = 1
+    if conv_fwd_kernel(&a, msg):
+        raise MemoryError("conv_fwd_np failed")
+    return y
+
+
+def conv_bwd_np(x, wt, dy, bint with_bias=True,
+                stride=(1, 1), pad=(0, 0), dilate=(1, 1), int groups=1):
+    """(dx, dw, db) of conv2d on NumPy arrays, through conv_bwd_kernel."""
+    cdef ConvArgs a
+    cdef char msg[256]
+    dx = np.empty_like(x)
+    dw = np.empty_like(wt)
+    db = np.empty(wt.shape[0], dtype=x.dtype) if with_bias else None
+    memset(&a, 0, sizeof(a))
+    fill_conv(&a, x, wt, stride, pad, dilate, groups, dy.shape[2], dy.shape[3])
+    a.x, a.wt, a.dy, a.dx, a.dwt, a.db = _ptr(x), _ptr(wt), _ptr(dy), _ptr(dx), _ptr(dw), _ptr(db)
+    a.req_x = a.req_w = 1
+    a.req_b = 1 if with_bias else 0
+    if conv_bwd_kernel(&a, msg):
+        raise MemoryError("conv_bwd_np failed")
+    return dx, dw, db
+
+
+cdef void fill_pool(PoolArgs* a, shape, kernel, stride, pad, int oh, int ow, int pool_type,
+                    bint count_include_pad):
+    a.planes = shape[0] * shape[1]
+    a.h, a.w = shape[2], shape[3]
+    a.kh, a.kw = kernel
+    a.sh, a.sw = stride
+    a.ph, a.pw = pad
+    a.oh, a.ow = oh, ow
+    a.pool_type = pool_type
+    a.count_include_pad = count_include_pad
+
+
+def pool_fwd_np(x, kernel, stride, pad, int oh, int ow, int pool_type=0,
+                bint count_include_pad=True):
+    cdef PoolArgs a
+    cdef char msg[256]
+    y = np.empty(x.shape[:2] + (oh, ow), dtype=x.dtype)
+    memset(&a, 0, sizeof(a))
+    fill_pool(&a, x.shape, kernel, stride, pad, oh, ow, pool_type, count_include_pad)
+    a.dtype = DT_FLOAT32 if x.dtype == np.float32 else DT_FLOAT64
+    a.x, a.y = _ptr(x), _ptr(y)
+    a.req = 1
+    pool_fwd_kernel(&a, msg)
+    return y
+
+
+def pool_bwd_np(x, dy, kernel, stride, pad, int pool_type=0,
+                bint count_include_pad=True):
+    cdef PoolArgs a
+    cdef char msg[256]
+    dx = np.empty_like(x)
+    memset(&a, 0, sizeof(a))
+    fill_pool(&a, x.shape, kernel, stride, pad, dy.shape[2], dy.shape[3], pool_type,
+              count_include_pad)
+    a.dtype = DT_FLOAT32 if x.dtype == np.float32 else DT_FLOAT64
+    a.x, a.dy, a.dx = _ptr(x), _ptr(dy), _ptr(dx)
+    a.req = 1
+    pool_bwd_kernel(&a, msg)
+    return dx
+
+
+# ---------------------------------------------------------------- pushing to the engine
+from mxcy._engine cimport Var, EVar, push_kernel
+
+cdef bytes _B_CONV_FWD = b"Convolution"
+cdef bytes _B_CONV_BWD = b"Convolution_backward"
+cdef bytes _B_POOL_FWD = b"Pooling"
+cdef bytes _B_POOL_BWD = b"Pooling_backward"
+_DT = {np.dtype(np.float32): DT_FLOAT32, np.dtype(np.float64): DT_FLOAT64}
+_REQ = {'null': 0, 'write': 1, 'inplace': 1, 'add': 2}
+
+
+cdef char* nd_ptr(arr) except NULL:
+    """Address of an NDArray's first element (its NumPy view shares the memory)."""
+    return <char*>cnp.PyArray_DATA(<cnp.ndarray>arr._np_view())
+
+
+cdef EVar* nd_var(arr):
+    return (<Var?>arr._chunk).cvar
+
+
+cdef int geometry(ConvArgs* a, tuple xs, tuple ws, tuple ys, stride, pad, dilate,
+                  int groups) except -1:
+    a.n, a.c, a.h, a.w = xs
+    a.f = ws[0]
+    a.kh, a.kw = ws[2], ws[3]
+    a.sh, a.sw = stride
+    a.ph, a.pw = pad
+    a.dil_h, a.dil_w = dilate
+    a.oh, a.ow = ys[2], ys[3]
+    a.groups = groups
+    return 0
+
+
+def conv_forward(x, w, b, y, stride, pad, dilate, int groups, str req='write'):
+    """Push y (req) conv2d(x, w) + b; 4-D NCHW NDArrays already validated."""
+    cdef ConvArgs a
+    cdef EVar* reads[3]
+    cdef EVar* writes[1]
+    cdef int nr = 2
+    memset(&a, 0, sizeof(a))
+    geometry(&a, x.shape, w.shape, y.shape, stride, pad, dilate, groups)
+    a.dtype = _DT[np.dtype(x.dtype)]
+    a.x, a.wt, a.y = nd_ptr(x), nd_ptr(w), nd_ptr(y)
+    reads[0], reads[1] = nd_var(x), nd_var(w)
+    if b is not None:
+        a.b = nd_ptr(b)
+        reads[2] = nd_var(b)
+        nr = 3
+    a.req_y = _REQ[req]
+    if a.req_y == 0:
+        return
+    writes[0] = nd_var(y)
+    push_kernel(conv_fwd_kernel, &a, sizeof(a), reads, nr, writes, 1, 0, _B_CONV_FWD, 0)
+
+
+def conv_backward(x, w, dy, dx, dw, db, stride, pad, dilate, int groups, str req_x,
+                  str req_w, str req_b):
+    """Push dx, dw, db (each per its req) of conv2d given dy."""
+    cdef ConvArgs a
+    cdef EVar* reads[3]
+    cdef EVar* writes[3]
+    cdef int nw = 0
+    memset(&a, 0, sizeof(a))
+    geometry(&a, x.shape, w.shape, dy.shape, stride, pad, dilate, groups)
+    a.dtype = _DT[np.dtype(x.dtype)]
+    a.x, a.wt, a.dy = nd_ptr(x), nd_ptr(w), nd_ptr(dy)
+    reads[0], reads[1], reads[2] = nd_var(x), nd_var(w), nd_var(dy)
+    a.req_x, a.req_w = _REQ[req_x], _REQ[req_w]
+    a.req_b = _REQ[req_b] if db is not None else 0
+    for arr, r in ((dx, a.req_x), (dw, a.req_w), (db, a.req_b)):
+        if r:
+            writes[nw] = nd_var(arr)
+            nw += 1
+    if a.req_x:
+        a.dx = nd_ptr(dx)
+    if a.req_w:
+        a.dwt = nd_ptr(dw)
+    if a.req_b:
+        a.db = nd_ptr(db)
+    if nw:
+        push_kernel(conv_bwd_kernel, &a, sizeof(a), reads, 3, writes, nw, 0, _B_CONV_BWD, 0)
+
+
+def pool_forward(x, y, kernel, stride, pad, int pool_type, bint count_include_pad,
+                 str req='write'):
+    """Push y (req) pool(x) over NCHW planes."""
+    cdef PoolArgs a
+    cdef EVar* r
+    cdef EVar* wv
+    memset(&a, 0, sizeof(a))
+    fill_pool(&a, x.shape, kernel, stride, pad, y.shape[2], y.shape[3], pool_type,
+              count_include_pad)
+    a.dtype = _DT[np.dtype(x.dtype)]
+    a.x, a.y = nd_ptr(x), nd_ptr(y)
+    a.req = _REQ[req]
+    if a.req == 0:
+        return
+    r, wv = nd_var(x), nd_var(y)
+    push_kernel(pool_fwd_kernel, &a, sizeof(a), &r, 1, &wv, 1, 0, _B_POOL_FWD, 0)
+
+
+def pool_backward(x, dy, dx, kernel, stride, pad, int pool_type, bint count_include_pad,
+                  str req='write'):
+    """Push dx (req) the gradient of pool given x and dy."""
+    cdef PoolArgs a
+    cdef EVar* reads[2]
+    cdef EVar* wv
+    memset(&a, 0, sizeof(a))
+    fill_pool(&a, x.shape, kernel, stride, pad, dy.shape[2], dy.shape[3], pool_type,
+              count_include_pad)
+    a.dtype = _DT[np.dtype(x.dtype)]
+    a.x, a.dy, a.dx = nd_ptr(x), nd_ptr(dy), nd_ptr(dx)
+    a.req = _REQ[req]
+    if a.req == 0:
+        return
+    reads[0], reads[1] = nd_var(x), nd_var(dy)
+    wv = nd_var(dx)
+    push_kernel(pool_bwd_kernel, &a, sizeof(a), reads, 2, &wv, 1, 0, _B_POOL_BWD, 0)

@@ -1,0 +1,286 @@
+"""Convolution, Deconvolution and Pooling (1-D and 2-D, NCHW), on the _conv kernels.
+
+A 1-D op (data (N, C, W), kernel (k,)) runs as the 2-D one on a (N, C, 1, W) view.
+"""
+import math
+
+from mxcy import _conv
+from mxcy.operator._params import Param, ParamSchema
+from mxcy.operator._spec import OpSpec, register_op, unify_shape
+
+
+def _spatial(op, p, name, value, nd, default):
+    """A per-axis tuple (stride, pad, dilate) of length nd; () means the default."""
+    if not value:
+        return (default,) * nd
+    if len(value) != nd:
+        raise ValueError(f"{op}: {name}={value} must have {nd} values like kernel={p.kernel}")
+    return tuple(value)
+
+
+def _as_2d(shape):
+    """(N, C, W) -> (N, C, 1, W); 4-D shapes unchanged."""
+    return shape if len(shape) == 4 else (shape[0], shape[1], 1, shape[2])
+
+
+def _pair(t):
+    return t if len(t) == 2 else (1,) + tuple(t)
+
+
+def _pad_pair(t):
+    return t if len(t) == 2 else (0,) + tuple(t)
+
+
+class _ConvBase(OpSpec):
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data', 'weight'] if p.no_bias else ['data', 'weight', 'bias']
+
+    def geometry(self, p):
+        nd = len(p.kernel)
+        if nd not in (1, 2):
+            raise ValueError(f"{self.name}: kernel must have 1 or 2 values, got {p.kernel}")
+        if any(k < 1 for k in p.kernel):
+            raise ValueError(f"{self.name}: kernel sizes must be positive, got {p.kernel}")
+        stride = _spatial(self.name, p, 'stride', p.stride, nd, 1)
+        pad = _spatial(self.name, p, 'pad', p.pad, nd, 0)
+        dilate = _spatial(self.name, p, 'dilate', p.dilate, nd, 1)
+        if any(s < 1 for s in stride) or any(d < 1 for d in dilate) or any(q < 0 for q in pad):
+            raise ValueError(f"{self.name}: stride and dilate must be positive and pad "
+                             f"non-negative, got stride={stride} dilate={dilate} pad={pad}")
+        if p.num_filter < 1 or p.num_group < 1:
+            raise ValueError(f"{self.name}: num_filter and num_group must be positive")
+        return nd, stride, pad, dilate
+
+    def check_data(self, p, dshape, nd):
+        if len(dshape) != nd + 2:
+            raise self.shape_error('data', f"{nd + 2}-D (batch, channel, {'h, w' if nd == 2 else 'w'})",
+                                   dshape, f"kernel={p.kernel}")
+
+
+_CONV_PARAMS = (
+    Param('kernel', 'shape'),
+    Param('stride', 'shape', ()),
+    Param('dilate', 'shape', ()),
+    Param('pad', 'shape', ()),
+    Param('num_filter', 'int'),
+    Param('num_group', 'int', 1),
+    Param('workspace', 'int', 1024),
+    Param('no_bias', 'bool', False),
+    Param('cudnn_tune', 'str', None, optional=True),
+    Param('cudnn_off', 'bool', False),
+    Param('layout', 'str', None, optional=True),
+)
+
+
+@register_op
+class Convolution(_ConvBase):
+    """y[n, f] = Σ_c w[f, c] ⋆ x[n, c] + b[f] (cross-correlation, im2col + GEMM).
+
+    Output size per axis: (in + 2·pad − dilate·(k − 1) − 1) // stride + 1.
+    """
+    name = 'Convolution'
+    params = ParamSchema(*_CONV_PARAMS)
+
+    def infer_shape(self, p, in_shapes):
+        nd, stride, pad, dilate = self.geometry(p)
+        shapes = list(in_shapes)
+        dshape, out = shapes[0], None
+        if dshape is not None:
+            self.check_data(p, dshape, nd)
+            c = dshape[1]
+            if c % p.num_group or p.num_filter % p.num_group:
+                raise self.shape_error('data', f'channels divisible by num_group={p.num_group}',
+                                       dshape)
+            shapes[1] = unify_shape(self, 'weight',
+                                    (p.num_filter, c // p.num_group) + tuple(p.kernel),
+                                    shapes[1])
+            spatial = []
+            for size, k, s, q, d in zip(dshape[2:], p.kernel, stride, pad, dilate):
+                o = (size + 2 * q - d * (k - 1) - 1) // s + 1
+                if o < 1:
+                    raise self.shape_error('data', f'spatial size >= {d * (k - 1) + 1 - 2 * q}',
+                                           dshape, f'kernel={p.kernel}, pad={pad}')
+                spatial.append(o)
+            out = (dshape[0], p.num_filter) + tuple(spatial)
+        if not p.no_bias:
+            shapes[2] = unify_shape(self, 'bias', (p.num_filter,), shapes[2])
+        return shapes, [out], []
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        nd, stride, pad, dilate = self.geometry(p)
+        x, w = ins[0], ins[1]
+        b = None if p.no_bias else ins[2]
+        _conv.conv_forward(x.reshape(_as_2d(x.shape)), w.reshape(_as_2d(w.shape)), b,
+                           outs[0].reshape(_as_2d(outs[0].shape)), _pair(stride),
+                           _pad_pair(pad), _pair(dilate), p.num_group, req[0])
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        nd, stride, pad, dilate = self.geometry(p)
+        x, w = ins[0], ins[1]
+        db = None if p.no_bias else in_grads[2]
+        _conv.conv_backward(x.reshape(_as_2d(x.shape)), w.reshape(_as_2d(w.shape)),
+                            out_grads[0].reshape(_as_2d(out_grads[0].shape)),
+                            in_grads[0].reshape(_as_2d(x.shape)),
+                            in_grads[1].reshape(_as_2d(w.shape)), db, _pair(stride),
+                            _pad_pair(pad), _pair(dilate), p.num_group, req[0], req[1],
+                            'null' if p.no_bias else req[2])
+
+
+@register_op
+class Deconvolution(_ConvBase):
+    """The transpose (adjoint) of Convolution: y = convᵀ(x, w) + b.
+
+    weight: (in_channels, num_filter / num_group, k...). Output size per axis:
+    (in − 1)·stride − 2·pad + dilate·(k − 1) + 1 + adj, or ``target_shape`` when given.
+    """
+    name = 'Deconvolution'
+    params = ParamSchema(*_CONV_PARAMS[:7], Param('adj', 'shape', ()),
+                         Param('target_shape', 'shape', ()), Param('no_bias', 'bool', True),
+                         *_CONV_PARAMS[8:])
+
+    def _out_spatial(self, p, dshape, nd, stride, pad, dilate):
+        adj = _spatial(self.name, p, 'adj', p.adj, nd, 0)
+        out = []
+        for i, (size, k, s, q, d) in enumerate(zip(dshape[2:], p.kernel, stride, pad, dilate)):
+            o = (size - 1) * s - 2 * q + d * (k - 1) + 1 + adj[i]
+            if p.target_shape:
+                o = p.target_shape[i]
+            out.append(o)
+        return tuple(out)
+
+    def _effective_pad(self, p, dshape, nd, stride, pad, dilate):
+        """With target_shape, MXNet derives the padding from the requested size."""
+        if not p.target_shape:
+            return pad
+        out = []
+        for size, k, s, q, d, t in zip(dshape[2:], p.kernel, stride, pad, dilate,
+                                       p.target_shape):
+            full = (size - 1) * s + d * (k - 1) + 1
+            out.append(max(0, math.ceil((full - t) / 2)))
+        return tuple(out)
+
+    def infer_shape(self, p, in_shapes):
+        nd, stride, pad, dilate = self.geometry(p)
+        shapes = list(in_shapes)
+        dshape, out = shapes[0], None
+        if dshape is not None:
+            self.check_data(p, dshape, nd)
+            shapes[1] = unify_shape(self, 'weight', (dshape[1], p.num_filter // p.num_group)
+                                    + tuple(p.kernel), shapes[1])
+            out = (dshape[0], p.num_filter) + self._out_spatial(p, dshape, nd, stride, pad,
+                                                               dilate)
+            if any(o < 1 for o in out[2:]):
+                raise self.shape_error('data', 'a positive output size', dshape)
+        if not p.no_bias:
+            shapes[2] = unify_shape(self, 'bias', (p.num_filter,), shapes[2])
+        return shapes, [out], []
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        # y = conv_backward_data(dy=x): a conv from y's channels to x's channels
+        nd, stride, pad, dilate = self.geometry(p)
+        x, w, y = ins[0], ins[1], outs[0]
+        pad = self._effective_pad(p, x.shape, nd, stride, pad, dilate)
+        y4 = y.reshape(_as_2d(y.shape))
+        _conv.conv_backward(y4, w.reshape(_as_2d(w.shape)), x.reshape(_as_2d(x.shape)),
+                            y4, None, None, _pair(stride), _pad_pair(pad), _pair(dilate),
+                            p.num_group, req[0], 'null', 'null')
+        if not p.no_bias and req[0] != 'null':
+            from mxcy import _ndarray
+            from mxcy._ops import BINARY_OPS
+            b = ins[2].reshape((1, p.num_filter) + (1,) * nd)
+            _ndarray.binary(y, b, BINARY_OPS['add'], out=y)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        nd, stride, pad, dilate = self.geometry(p)
+        x, w, dy = ins[0], ins[1], out_grads[0]
+        pad = self._effective_pad(p, x.shape, nd, stride, pad, dilate)
+        x4, w4, dy4 = (t.reshape(_as_2d(t.shape)) for t in (x, w, dy))
+        # dx = conv(dy, w); dw = the weight gradient of that conv with dy as its input
+        _conv.conv_forward(dy4, w4, None, in_grads[0].reshape(x4.shape), _pair(stride),
+                           _pad_pair(pad), _pair(dilate), p.num_group, req[0])
+        _conv.conv_backward(dy4, w4, x4, None, in_grads[1].reshape(w4.shape), None,
+                            _pair(stride), _pad_pair(pad), _pair(dilate), p.num_group,
+                            'null', req[1], 'null')
+        if not p.no_bias and req[2] != 'null':
+            from mxcy.operator._compute import assign
+            from mxcy.ndarray.reduce import sum as nd_sum
+            axes = (0,) + tuple(range(2, 2 + nd))
+            assign(in_grads[2], lambda out: nd_sum(dy, axis=axes, out=out), req[2])
+
+
+_POOL_TYPES = {'max': 0, 'avg': 1, 'sum': 2}
+
+
+@register_op
+class Pooling(OpSpec):
+    """Max, average or sum pooling over windows of the spatial axes (1-D or 2-D).
+
+    Output size per axis: valid: (in + 2·pad − k) // stride + 1; full: ceil instead of
+    floor. ``global_pool`` pools the whole plane. Average pooling divides by the window
+    size including padding unless ``count_include_pad`` is false.
+    """
+    name = 'Pooling'
+    params = ParamSchema(
+        Param('kernel', 'shape', ()),
+        Param('pool_type', 'str', 'max', choices=('max', 'avg', 'sum')),
+        Param('global_pool', 'bool', False),
+        Param('cudnn_off', 'bool', False),
+        Param('pooling_convention', 'str', 'valid', choices=('valid', 'full')),
+        Param('stride', 'shape', ()),
+        Param('pad', 'shape', ()),
+        Param('p_value', 'int', None, optional=True),
+        Param('count_include_pad', 'bool', None, optional=True),
+        Param('layout', 'str', None, optional=True),
+    )
+    backward_needs = ('out_grads', 'inputs')
+
+    def geometry(self, p, dshape):
+        nd = len(dshape) - 2
+        if nd not in (1, 2):
+            raise self.shape_error('data', '3-D (N, C, W) or 4-D (N, C, H, W)', dshape)
+        if p.global_pool:
+            return tuple(dshape[2:]), (1,) * nd, (0,) * nd
+        if len(p.kernel) != nd:
+            raise ValueError(f"Pooling: kernel={p.kernel} must have {nd} values for data of "
+                             f"shape {dshape} (or set global_pool=True)")
+        stride = _spatial(self.name, p, 'stride', p.stride, nd, 1)
+        pad = _spatial(self.name, p, 'pad', p.pad, nd, 0)
+        if any(k < 1 for k in p.kernel) or any(s < 1 for s in stride):
+            raise ValueError(f"Pooling: kernel and stride must be positive, got "
+                             f"kernel={p.kernel} stride={stride}")
+        return tuple(p.kernel), stride, pad
+
+    def infer_shape(self, p, in_shapes):
+        dshape = in_shapes[0]
+        if dshape is None:
+            return list(in_shapes), [None], []
+        kernel, stride, pad = self.geometry(p, dshape)
+        spatial = []
+        for size, k, s, q in zip(dshape[2:], kernel, stride, pad):
+            span = size + 2 * q - k
+            if span < 0:
+                raise self.shape_error('data', f'spatial size >= {k - 2 * q}', dshape,
+                                       f'kernel={kernel}, pad={pad}')
+            o = (span // s if p.pooling_convention == 'valid' else -(-span // s)) + 1
+            spatial.append(o)
+        return list(in_shapes), [tuple(dshape[:2]) + tuple(spatial)], []
+
+    def _args(self, p, x):
+        kernel, stride, pad = self.geometry(p, x.shape)
+        include = True if p.count_include_pad is None else p.count_include_pad
+        return _pair(kernel), _pair(stride), _pad_pair(pad), _POOL_TYPES[p.pool_type], include
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        x, y = ins[0], outs[0]
+        kernel, stride, pad, ptype, include = self._args(p, x)
+        _conv.pool_forward(x.reshape(_as_2d(x.shape)), y.reshape(_as_2d(y.shape)), kernel,
+                           stride, pad, ptype, include, req[0])
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        x, dy = ins[0], out_grads[0]
+        kernel, stride, pad, ptype, include = self._args(p, x)
+        _conv.pool_backward(x.reshape(_as_2d(x.shape)), dy.reshape(_as_2d(dy.shape)),
+                            in_grads[0].reshape(_as_2d(x.shape)), kernel, stride, pad,
+                            ptype, include, req[0])
