@@ -403,7 +403,8 @@ def pool_bwd_np(x, dy, kernel, stride, pad, int pool_type=0,
 
 
 # ---------------------------------------------------------------- pushing to the engine
-from mxcy._engine cimport Var, EVar, push_kernel
+from mxcy._engine cimport EVar, push_kernel
+from mxcy._ndptr cimport nd_ptr, nd_var
 
 cdef bytes _B_CONV_FWD = b"Convolution"
 cdef bytes _B_CONV_BWD = b"Convolution_backward"
@@ -411,15 +412,6 @@ cdef bytes _B_POOL_FWD = b"Pooling"
 cdef bytes _B_POOL_BWD = b"Pooling_backward"
 _DT = {np.dtype(np.float32): DT_FLOAT32, np.dtype(np.float64): DT_FLOAT64}
 _REQ = {'null': 0, 'write': 1, 'inplace': 1, 'add': 2}
-
-
-cdef char* nd_ptr(arr) except NULL:
-    """Address of an NDArray's first element (its NumPy view shares the memory)."""
-    return <char*>cnp.PyArray_DATA(<cnp.ndarray>arr._np_view())
-
-
-cdef EVar* nd_var(arr):
-    return (<Var?>arr._chunk).cvar
 
 
 cdef int geometry(ConvArgs* a, tuple xs, tuple ws, tuple ys, stride, pad, dilate,

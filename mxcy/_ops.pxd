@@ -119,3 +119,42 @@ cdef int unary_kernel(void* args, char* errmsg) noexcept nogil
 cdef int fill_kernel(void* args, char* errmsg) noexcept nogil
 cdef int copy_kernel(void* args, char* errmsg) noexcept nogil
 cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil
+
+# activation gradient codes: dx (req) dy · f'(v), v the input (x) or output (y) as noted
+cdef enum:
+    G_RELU = 0          # v = x: 1 if x > 0
+    G_SIGMOID = 1       # v = y: y (1 - y)
+    G_TANH = 2          # v = y: 1 - y²
+    G_SOFTRELU = 3      # v = x: sigmoid(x)
+    G_SOFTSIGN = 4      # v = x: 1 / (1 + |x|)²
+    G_SQUARE = 5        # v = x: 2x
+    G_SQRT = 6          # v = y: 1 / (2y)
+    G_EXP = 7           # v = y: y
+    G_LOG = 8           # v = x: 1 / x
+    G_ABS = 9           # v = x: sign(x)
+    G_IDENTITY = 10     # dy
+
+cdef struct GradArgs:
+    char* v
+    char* dy
+    char* dx
+    int64_t n
+    int dtype
+    int op
+    int req             # 1 write, 2 add
+
+cdef struct SoftmaxArgs:
+    char* x             # forward: input; backward: the forward output y
+    char* dy
+    char* out           # forward: y; backward: dx
+    int64_t outer
+    int64_t length      # the softmax axis
+    int64_t inner
+    int dtype
+    int log             # log_softmax
+    int backward
+    int req             # 1 write, 2 add
+    double temperature
+
+cdef int grad_kernel(void* args, char* errmsg) noexcept nogil
+cdef int softmax_kernel(void* args, char* errmsg) noexcept nogil

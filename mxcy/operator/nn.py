@@ -81,3 +81,30 @@ class FullyConnected(OpSpec):
         if not p.no_bias:
             ones = ones_vector(n, x.dtype, x.context)
             gemm(ones, dy, in_grads[2].reshape((1, h)), 1, h, n, req=req[2])
+
+
+_ACT_FORWARD = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softrelu': 'softrelu',
+                'softsign': 'softsign'}
+# the gradient code, and whether it is written in terms of the output (else the input)
+_ACT_GRAD = {'relu': ('relu', False), 'sigmoid': ('sigmoid', True), 'tanh': ('tanh', True),
+             'softrelu': ('softrelu', False), 'softsign': ('softsign', False)}
+
+
+@register_op
+class Activation(OpSpec):
+    """y = f(x) elementwise, f one of relu, sigmoid, tanh, softrelu (log(1 + eˣ)), softsign
+    (x / (1 + |x|)); dx = dy · f′ (from y for sigmoid and tanh, from x otherwise)."""
+    name = 'Activation'
+    params = ParamSchema(Param('act_type', 'str', choices=tuple(_ACT_FORWARD)))
+    backward_needs = ('out_grads', 'inputs', 'outputs')
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        from mxcy._ops import UNARY_OPS
+        code = UNARY_OPS[_ACT_FORWARD[p.act_type]]
+        assign(outs[0], lambda out: _ndarray.unary(ins[0], code, out=out), req[0])
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        from mxcy._ops import GRAD_OPS, push_grad
+        code, from_output = _ACT_GRAD[p.act_type]
+        v = outs[0] if from_output else ins[0]
+        push_grad(GRAD_OPS[code], v, out_grads[0], in_grads[0], req[0])
