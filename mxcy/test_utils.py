@@ -89,8 +89,7 @@ def _run_forward(spec, p, inputs, aux, is_train=False, req='write', outs=None):
     ins = [array(x, dtype=x.dtype) for x in inputs]
     aux_nd = [array(x, dtype=x.dtype) for x in aux]
     _, out_shapes, _ = spec.infer_shape(p, [x.shape for x in ins])
-    _, out_types, _ = spec.infer_type(p, [x.dtype.name for x in inputs] +
-                                      [x.dtype.name for x in aux])
+    _, out_types, _ = spec.infer_type(p, [x.dtype.name for x in inputs])
     if outs is None:
         outs = [_ndarray.new_empty(tuple(s), DTYPE_CODES[np.dtype(t)], cpu())
                 for s, t in zip(out_shapes, out_types)]

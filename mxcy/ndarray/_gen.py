@@ -51,8 +51,7 @@ def invoke(spec, op_name, args, kwargs, out=None, is_train=False):
     for name, want, x in zip(spec.aux_states(p), aux_shapes, aux):
         if want is not None and tuple(want) != x.shape:
             raise spec.shape_error(name, tuple(want), x.shape)
-    _, out_types, _ = spec.infer_type(p, [np.dtype(x.dtype).name for x in ins] +
-                                      [np.dtype(x.dtype).name for x in aux])
+    _, out_types, _ = spec.infer_type(p, [np.dtype(x.dtype).name for x in ins])
     n_out = len(spec.outputs(p))
     if out is None:
         outs = []

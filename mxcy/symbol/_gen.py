@@ -1,0 +1,76 @@
+"""Generate ``mx.sym.<Op>`` functions from the operator registry (same records as mx.nd).
+
+A call names the node (NameManager), attaches scope attributes (AttrScope), parses the
+parameters, and creates ``<name>_<argument>`` variables for every argument or auxiliary
+state not given (``fc1_weight``, ``softmax_label``, ``bn_moving_mean``).
+"""
+from mxcy.attribute import current as current_attr
+from mxcy.name import current as current_name
+from mxcy.operator import get_op
+from mxcy.symbol.symbol import Symbol, Variable, _Node
+
+
+def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
+    spec = get_op(op_name)
+    symbols = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    for i, a in enumerate(args):
+        if not isinstance(a, Symbol):
+            raise TypeError(f"{op_name}: positional argument {i} must be a Symbol, got "
+                            f"{type(a).__name__}; pass parameters as keywords")
+    if spec.variadic and spec.variadic not in params:
+        params[spec.variadic] = len(args) + len(symbols)
+    p = spec.params.parse(op_name, params)
+    slots = spec.arguments(p) + spec.aux_states(p)
+    if len(args) > len(slots):
+        raise TypeError(f"{op_name}: takes {len(slots)} inputs {slots}, got {len(args)}")
+    given = dict(zip(slots, args))
+    for key, value in symbols.items():
+        if key not in slots:
+            raise TypeError(f"{op_name}: unexpected input '{key}'; expected {slots}")
+        if key in given:
+            raise TypeError(f"{op_name}: input '{key}' given twice")
+        given[key] = value
+    node_name = current_name().get(name, op_name.lower())
+    inputs = []
+    for slot in slots:
+        sym = given.get(slot)
+        if sym is None:
+            sym = Variable(f"{node_name}_{slot}")
+        if len(sym._outputs) != 1:
+            raise TypeError(f"{op_name}: input '{slot}' must be a single-output symbol, "
+                            f"got a group of {len(sym._outputs)}")
+        inputs.append(sym._outputs[0])
+    node = _Node(spec, node_name, p, current_attr().get(attr), inputs)
+    visible = spec.num_visible_outputs(p)
+    return Symbol([(node, i) for i in range(visible)])
+
+
+def make_function(op_name):
+    def fn(*args, name=None, attr=None, out=None, **kwargs):
+        return make_op_symbol(op_name, args, kwargs, name=name, attr=attr)
+    fn.__name__ = op_name
+    fn.__qualname__ = op_name
+    spec = get_op(op_name)
+    fn.__doc__ = (spec.__class__.__doc__ or op_name) + \
+        f"\n\nParameters: {', '.join(spec.params.names()) or 'none'}."
+    return fn
+
+
+_METHOD_CACHE = {}
+
+
+def method_op(name):
+    """The registered operator usable as ``sym.<name>(...)`` (None when there is none)."""
+    from mxcy.operator import list_ops
+    if name not in _METHOD_CACHE:
+        _METHOD_CACHE[name] = make_function(name) if name in list_ops() else None
+    return _METHOD_CACHE[name]
+
+
+def install(namespace):
+    """Put a function for every registered operator into `namespace` (a module dict)."""
+    from mxcy.operator import list_ops
+    for op_name in list_ops():
+        if op_name not in namespace:
+            namespace[op_name] = make_function(op_name)

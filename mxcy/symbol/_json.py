@@ -1,0 +1,119 @@
+"""MXNet 1.x's JSON graph format, both ways (``tojson`` / ``mx.sym.load_json``).
+
+Written as MXNet 1.9 writes it (``nodes``, ``arg_nodes``, ``node_row_ptr``, ``heads``,
+``attrs.mxnet_version``); read from any 1.x writer, including the pre-1.0 ``param`` /
+``attr`` node fields. Unknown fields and graphs from MXNet 2 give a clear error: we
+refuse to guess rather than mis-read a newer format. Parsing never evaluates code.
+"""
+import json
+
+from mxcy.base import MXNetError
+from mxcy.operator import get_op
+from mxcy.operator._spec import _REGISTRY
+from mxcy.symbol.symbol import Symbol, _Node
+
+MXNET_VERSION = 10901
+_TOP_KEYS = {'nodes', 'arg_nodes', 'node_row_ptr', 'heads', 'attrs'}
+_NODE_KEYS = {'op', 'name', 'inputs', 'attrs', 'attr', 'param', 'control_deps', 'subgraphs'}
+
+
+def to_json(symbol):
+    nodes = symbol._nodes()
+    index = {id(n): i for i, n in enumerate(nodes)}
+    out_nodes, arg_nodes, row_ptr = [], [], [0]
+    for i, node in enumerate(nodes):
+        entry = {'op': 'null' if node.is_variable else node.op.name, 'name': node.name}
+        attrs = node.all_attrs()
+        if attrs:
+            entry['attrs'] = attrs
+        entry['inputs'] = [[index[id(c)], idx, 0] for c, idx in node.inputs]
+        out_nodes.append(entry)
+        if node.is_variable:
+            arg_nodes.append(i)
+        count = 1 if node.is_variable else len(node.op.outputs(node.params))
+        row_ptr.append(row_ptr[-1] + count)
+    graph = {'nodes': out_nodes, 'arg_nodes': arg_nodes, 'node_row_ptr': row_ptr,
+             'heads': [[index[id(n)], idx, 0] for n, idx in symbol._outputs],
+             'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
+    return json.dumps(graph, indent=2)
+
+
+def _fail(msg):
+    raise MXNetError(f"mx.sym.load_json: {msg}")
+
+
+def load_json(json_str):
+    try:
+        graph = json.loads(json_str)
+    except (TypeError, ValueError) as e:
+        _fail(f"not valid JSON: {e}")
+    if not isinstance(graph, dict) or not isinstance(graph.get('nodes'), list):
+        _fail("expected an object with a 'nodes' list")
+    unknown = set(graph) - _TOP_KEYS
+    if unknown:
+        _fail(f"unknown top-level field(s) {sorted(unknown)}; this reader knows "
+              f"{sorted(_TOP_KEYS)}")
+    version = graph.get('attrs', {}).get('mxnet_version', ['int', MXNET_VERSION])
+    if not (isinstance(version, list) and len(version) == 2 and isinstance(version[1], int)):
+        _fail(f"malformed mxnet_version {version!r}")
+    if version[1] >= 20000:
+        _fail(f"the graph was written by MXNet {version[1] // 10000}.{version[1] // 100 % 100}"
+              f".{version[1] % 100}, a newer format than MXNet 1.x's; it cannot be read here")
+    nodes = []
+    for i, entry in enumerate(graph['nodes']):
+        if not isinstance(entry, dict):
+            _fail(f"node {i} is not an object")
+        extra = set(entry) - _NODE_KEYS
+        if extra:
+            _fail(f"node {i} ({entry.get('name')!r}) has unknown field(s) {sorted(extra)}")
+        if entry.get('subgraphs') or entry.get('control_deps'):
+            _fail(f"node {i} uses subgraphs/control_deps, which MXNet 1.x graphs for this "
+                  "reader cannot contain")
+        name, op_name = entry.get('name'), entry.get('op')
+        if not isinstance(name, str) or not isinstance(op_name, str):
+            _fail(f"node {i} needs string 'op' and 'name'")
+        attrs = {}
+        for key in ('param', 'attr', 'attrs'):
+            value = entry.get(key) or {}
+            if not isinstance(value, dict):
+                _fail(f"node {i} field {key!r} must be an object")
+            attrs.update({str(k): str(v) for k, v in value.items()})
+        inputs = []
+        for ref in entry.get('inputs', []):
+            if (not isinstance(ref, list) or len(ref) not in (2, 3)
+                    or not all(isinstance(r, int) for r in ref)
+                    or not 0 <= ref[0] < len(nodes)):
+                _fail(f"node {i} ({name!r}) has a bad input reference {ref!r} (inputs must "
+                      "point at earlier nodes)")
+            inputs.append((nodes[ref[0]], ref[1]))
+        if op_name == 'null':
+            nodes.append(_Node(None, name, attrs=attrs))
+            continue
+        if op_name not in _REGISTRY:
+            _fail(f"node {i} ({name!r}) uses operator {op_name!r}, which mxcy does not have")
+        spec = get_op(op_name)
+        param_names = set(spec.params.names())
+        params = {k: v for k, v in attrs.items() if k in param_names}
+        user = {k: v for k, v in attrs.items() if k not in param_names}
+        try:
+            p = spec.params.parse(op_name, params)
+        except (TypeError, ValueError) as e:
+            _fail(f"node {i} ({name!r}): {e}")
+        expected = len(spec.arguments(p)) + len(spec.aux_states(p))
+        if len(inputs) != expected:
+            _fail(f"node {i} ({name!r}, {op_name}) has {len(inputs)} inputs, the operator "
+                  f"takes {expected}")
+        nodes.append(_Node(spec, name, p, user, inputs))
+    heads = []
+    for ref in graph.get('heads', []):
+        if not isinstance(ref, list) or len(ref) < 2 or not 0 <= ref[0] < len(nodes):
+            _fail(f"bad head reference {ref!r}")
+        heads.append((nodes[ref[0]], ref[1]))
+    if not heads:
+        _fail("the graph has no heads (outputs)")
+    return Symbol(heads)
+
+
+def load(fname):
+    with open(fname, encoding='utf-8') as f:
+        return load_json(f.read())
