@@ -1,0 +1,348 @@
+"""Executor: a symbol bound to arrays; forward and backward push every node to the engine.
+
+Nothing here waits: independent branches run in parallel on the engine's workers, and a
+read of an output (``asnumpy``) is the first wait. Shapes and dtypes of the bound arrays
+are checked at bind, naming the argument. Intermediate buffers follow a memory plan
+(`mxcy._memplan`): reused when lifetimes do not overlap, written in place where an
+operator allows it.
+"""
+import numpy as np
+
+from mxcy import _ndarray
+from mxcy._memplan import plan_memory
+from mxcy.base import MXNetError
+from mxcy.context import check_usable, current_context
+from mxcy.symbol.symbol import aux_variable_ids
+
+_REQS = ('write', 'add', 'null', 'inplace')
+
+
+def _as_list(values, names, what, allow_none=False):
+    """Arrays in `names` order from a list or a dict (missing ones None if allowed)."""
+    if values is None:
+        return [None] * len(names)
+    if isinstance(values, dict):
+        unknown = [k for k in values if k not in names]
+        if unknown:
+            raise ValueError(f"bind: {what} has unknown name(s) {unknown}; expected {names}")
+        out = [values.get(n) for n in names]
+    else:
+        out = list(values)
+        if len(out) != len(names):
+            raise ValueError(f"bind: {what} has {len(out)} arrays, the symbol needs "
+                             f"{len(names)}: {names}")
+    if not allow_none:
+        missing = [n for n, v in zip(names, out) if v is None]
+        if missing:
+            raise ValueError(f"bind: {what} is missing {missing}")
+    for n, v in zip(names, out):
+        if v is not None and not isinstance(v, _ndarray.NDArray):
+            raise TypeError(f"bind: {what}[{n!r}] must be an NDArray, got {type(v).__name__}")
+    return out
+
+
+def _grad_reqs(grad_req, names):
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        unknown = [k for k in grad_req if k not in names]
+        if unknown:
+            raise ValueError(f"bind: grad_req names unknown argument(s) {unknown}")
+        reqs = [grad_req.get(n, 'null') for n in names]
+    else:
+        reqs = list(grad_req)
+        if len(reqs) != len(names):
+            raise ValueError(f"bind: grad_req has {len(reqs)} entries for {len(names)} "
+                             "arguments")
+    for n, r in zip(names, reqs):
+        if r not in _REQS:
+            raise ValueError(f"bind: grad_req for {n!r} must be one of {_REQS}, got {r!r}")
+    return ['write' if r == 'inplace' else r for r in reqs]
+
+
+class Executor:
+    """A bound symbol (MXNet's ``Executor``)."""
+
+    def __init__(self, symbol, ctx, args, args_grad=None, grad_req='write', aux_states=None,
+                 _shared_buffers=None):
+        self._symbol = symbol
+        self._ctx = ctx if ctx is not None else current_context()
+        check_usable(self._ctx, 'bind')
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self.arg_arrays = _as_list(args, self._arg_names, 'args')
+        self.aux_arrays = _as_list(aux_states, self._aux_names, 'aux_states')
+        grads = _as_list(args_grad, self._arg_names, 'args_grad', allow_none=True)
+        reqs = _grad_reqs(grad_req, self._arg_names)
+        self._grad_req = {n: (r if g is not None else 'null')
+                          for n, r, g in zip(self._arg_names, reqs, grads)}
+        if args_grad is None:
+            self._grad_req = {n: 'null' for n in self._arg_names}
+        self.grad_arrays = [g if self._grad_req[n] != 'null' else None
+                            for n, g in zip(self._arg_names, grads)]
+        self._check_bound_arrays()
+        self._build(_shared_buffers)
+        self._monitor = None
+
+    # ------------------------------------------------------------ bind-time checks
+    def _check_bound_arrays(self):
+        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
+        arg_shapes, out_shapes, aux_shapes = self._symbol.infer_shape(**shapes)
+        types = {n: np.dtype(a.dtype).name for n, a in zip(self._arg_names, self.arg_arrays)}
+        arg_types, _, aux_types = self._symbol.infer_type(**types)
+        for kind, names, arrays, want_shapes, want_types in (
+                ('argument', self._arg_names, self.arg_arrays, arg_shapes, arg_types),
+                ('auxiliary state', self._aux_names, self.aux_arrays, aux_shapes, aux_types)):
+            for i, (n, a) in enumerate(zip(names, arrays)):
+                if a.shape != tuple(want_shapes[i]):
+                    raise MXNetError(f"bind: {kind} {n!r} has shape {a.shape}, the graph "
+                                     f"needs {tuple(want_shapes[i])}")
+                if want_types is not None and np.dtype(a.dtype) != np.dtype(want_types[i]):
+                    raise MXNetError(f"bind: {kind} {n!r} has dtype {np.dtype(a.dtype)}, the "
+                                     f"graph needs {np.dtype(want_types[i])}")
+        for n, g, a in zip(self._arg_names, self.grad_arrays, self.arg_arrays):
+            if g is not None and (g.shape != a.shape or g.dtype != a.dtype):
+                raise MXNetError(f"bind: gradient of {n!r} has shape {g.shape} dtype "
+                                 f"{np.dtype(g.dtype)}, the argument has {a.shape} "
+                                 f"{np.dtype(a.dtype)}")
+        self._out_shapes = out_shapes
+        self._out_types = self._symbol.infer_type(**types)[1]
+
+    # ------------------------------------------------------------ graph plan
+    def _build(self, shared_buffers):
+        sym = self._symbol
+        self._nodes = sym._nodes()
+        aux_ids = aux_variable_ids(self._nodes)
+        var_array, var_grad, var_req = {}, {}, {}
+        args = dict(zip(self._arg_names, zip(self.arg_arrays, self.grad_arrays)))
+        auxes = dict(zip(self._aux_names, self.aux_arrays))
+        for node in self._nodes:
+            if node.is_variable:
+                if id(node) in aux_ids:
+                    var_array[id(node)] = auxes[node.name]
+                    var_req[id(node)] = 'null'
+                else:
+                    var_array[id(node)], var_grad[id(node)] = args[node.name]
+                    var_req[id(node)] = self._grad_req[node.name]
+        self._var_array, self._var_grad, self._var_req = var_array, var_grad, var_req
+        # which entries carry gradient: a path to a variable whose grad_req is not null
+        needs = {}
+        for node in self._nodes:
+            if node.is_variable:
+                needs[id(node)] = var_req[id(node)] != 'null'
+            else:
+                needs[id(node)] = node.op.has_backward and any(
+                    needs[id(c)] for c, _ in node.inputs[:node.num_args()])
+        self._needs_grad = needs
+        self._training = any(needs.values())
+        shapes = self._entry_shapes()
+        heads = [(id(n), i) for n, i in sym._outputs if not n.is_variable]
+        self._plan = plan_memory(self._nodes, heads, shapes, self._entry_dtypes(shapes), needs,
+                                 self._training, self._ctx, shared_buffers)
+        self._entries = self._plan.entry_arrays
+        for node in self._nodes:
+            if node.is_variable:
+                self._entries[(id(node), 0)] = var_array[id(node)]
+        self.outputs = [self._entries[(id(n), i)] for n, i in sym._outputs]
+
+    def _entry_shapes(self):
+        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
+        out = {}
+        # every output of every op node, hidden ones included (BatchNorm's mean/var)
+        known = {}
+        for node in self._nodes:
+            if node.is_variable:
+                known[(id(node), 0)] = shapes[node.name]
+                continue
+            ins = [known[(id(c), i)] for c, i in node.inputs[:node.num_args()]]
+            _, outs, _ = node.op.infer_shape(node.params, ins)
+            for i, s in enumerate(outs):
+                known[(id(node), i)] = tuple(s)
+                out[(id(node), i)] = tuple(s)
+        return out
+
+    def _entry_dtypes(self, shapes):
+        known = {}
+        dtypes = {}
+        for node in self._nodes:
+            if node.is_variable:
+                known[(id(node), 0)] = np.dtype(self._var_array[id(node)].dtype).name
+                continue
+            ins = [known[(id(c), i)] for c, i in node.inputs[:node.num_args()]]
+            _, outs, _ = node.op.infer_type(node.params, ins)
+            for i, t in enumerate(outs):
+                known[(id(node), i)] = t
+                dtypes[(id(node), i)] = t
+        return dtypes
+
+    # ------------------------------------------------------------ running
+    def forward(self, is_train=False, **kwargs):
+        """Copy given inputs in, push every node's forward; returns the outputs."""
+        arg_dict = self.arg_dict
+        for name, value in kwargs.items():
+            if name not in arg_dict:
+                raise ValueError(f"forward: {name!r} is not an argument; arguments are "
+                                 f"{self._arg_names}")
+            target = arg_dict[name]
+            if isinstance(value, _ndarray.NDArray):
+                if value.shape != target.shape:
+                    raise ValueError(f"forward: {name!r} has shape {value.shape}, the "
+                                     f"executor was bound with {target.shape}")
+                if value is not target:
+                    value.copyto(target)
+            else:
+                target[:] = value
+        for node in self._nodes:
+            if node.is_variable:
+                continue
+            ins = [self._entries[(id(c), i)] for c, i in node.inputs]
+            nargs = node.num_args()
+            outs = [self._entries[(id(node), i)] for i in range(len(node.op.outputs(node.params)))]
+            node.op.forward(node.params, is_train, ['write'] * len(outs), ins[:nargs], outs,
+                            ins[nargs:])
+            if self._monitor is not None:
+                for name, arr in zip(node.output_names(False), outs):
+                    self._monitor(name, arr)
+        return self.outputs
+
+    def backward(self, out_grads=None, is_train=True):
+        """Push the backward pass; head gradients default to ones (loss layers ignore them)."""
+        if not self._training:
+            return
+        heads = self._symbol._outputs
+        if out_grads is None:
+            out_grads = [None] * len(heads)
+        elif isinstance(out_grads, _ndarray.NDArray):
+            out_grads = [out_grads]
+        if len(out_grads) != len(heads):
+            raise ValueError(f"backward: {len(out_grads)} head gradients for {len(heads)} "
+                             "outputs")
+        grads = self._plan.reset_grads()
+        for (node, idx), g in zip(heads, out_grads):
+            entry = (id(node), idx)
+            if g is None:
+                g = self._plan.ones(self._entries[entry])
+            elif g.shape != self._entries[entry].shape:
+                raise ValueError(f"backward: head gradient for {node.name!r} has shape "
+                                 f"{g.shape}, the output has {self._entries[entry].shape}")
+            grads.add_head(entry, g)
+        for node in reversed(self._nodes):
+            if node.is_variable or not self._needs_grad[id(node)]:
+                continue
+            nargs = node.num_args()
+            n_out = len(node.op.outputs(node.params))
+            out_g = [grads.get(self, (id(node), i)) for i in range(n_out)]
+            ins = [self._entries[(id(c), i)] for c, i in node.inputs]
+            outs = [self._entries[(id(node), i)] for i in range(n_out)]
+            in_grads, reqs = [], []
+            for c, i in node.inputs[:nargs]:
+                target, req = grads.target(self, c, i)
+                in_grads.append(target)
+                reqs.append(req)
+            if all(r == 'null' for r in reqs):
+                continue
+            node.op.backward(node.params, reqs, out_g, ins[:nargs], outs, in_grads,
+                             ins[nargs:])
+
+    # ------------------------------------------------------------ views
+    @property
+    def arg_dict(self):
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self):
+        return {n: g for n, g in zip(self._arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self):
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self):
+        return dict(zip(self._symbol.list_outputs(), self.outputs))
+
+    @property
+    def peak_bytes(self):
+        """Bytes of intermediate buffers the memory plan allocated."""
+        return self._plan.planned_bytes
+
+    @property
+    def naive_bytes(self):
+        """Bytes one buffer per intermediate value (and gradient) would take."""
+        return self._plan.naive_bytes
+
+    def set_monitor_callback(self, callback, monitor_all=False):
+        self._monitor = callback
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy values into the bound arguments / auxiliary states by name."""
+        for name, value in (arg_params or {}).items():
+            if name in self.arg_dict:
+                value.copyto(self.arg_dict[name]) if isinstance(value, _ndarray.NDArray) \
+                    else self.arg_dict[name].__setitem__(slice(None), value)
+            elif not allow_extra_params:
+                raise ValueError(f"copy_params_from: {name!r} is not an argument of the "
+                                 "symbol (pass allow_extra_params=True to skip it)")
+        for name, value in (aux_params or {}).items():
+            if name in self.aux_dict:
+                value.copyto(self.aux_dict[name])
+            elif not allow_extra_params:
+                raise ValueError(f"copy_params_from: {name!r} is not an auxiliary state")
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes, sharing this one's memory where it fits."""
+        arg_shapes, _, aux_shapes = self._symbol.infer_shape(
+            **{**{n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)
+                  if n not in kwargs}, **kwargs}) if partial_shaping else \
+            self._symbol.infer_shape(**kwargs)
+
+        def fit(old, shape, name):
+            if old is None:
+                return None
+            if old.shape == tuple(shape):
+                return old
+            size = int(np.prod(shape, dtype=np.int64))
+            if size <= old.size:
+                return old.reshape((-1,))[:size].reshape(tuple(shape))
+            if not allow_up_sizing:
+                raise MXNetError(f"reshape: {name!r} grows from {old.shape} to {tuple(shape)}; "
+                                 "pass allow_up_sizing=True to allocate a larger array")
+            return _ndarray.zeros(tuple(shape), old.context, old.dtype)
+        new_args = [fit(a, s, n) for a, s, n in zip(self.arg_arrays, arg_shapes, self._arg_names)]
+        new_grads = [fit(g, s, n) for g, s, n in zip(self.grad_arrays, arg_shapes,
+                                                     self._arg_names)]
+        new_aux = [fit(a, s, n) for a, s, n in zip(self.aux_arrays, aux_shapes, self._aux_names)]
+        reqs = {n: self._grad_req[n] for n in self._arg_names}
+        grads = dict(zip(self._arg_names, new_grads)) if any(g is not None for g in new_grads) \
+            else None
+        return Executor(self._symbol, self._ctx, new_args, grads, reqs, new_aux,
+                        _shared_buffers=self._plan.buffers)
+
+    def debug_str(self):
+        plan = self._plan
+        return (self._symbol.debug_str() +
+                f"Total {plan.planned_bytes / 2 ** 20:.3f} MB allocated for intermediate "
+                f"values and gradients ({plan.naive_bytes / 2 ** 20:.3f} MB without the "
+                f"memory plan)\n")
+
+
+def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shared_exec=None, **shapes):
+    """Bind with every array allocated (zeros) from inferred shapes and dtypes."""
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    names = symbol.list_arguments()
+    type_dict = dict(type_dict or {})
+    arg_types, _, aux_types = symbol.infer_type(**type_dict) if type_dict else (None, None, None)
+    if arg_types is None:
+        arg_types = [np.dtype(type_dict.get(n, np.float32)).type for n in names]
+        aux_types = [np.float32] * len(aux_shapes)
+    ctx = ctx if ctx is not None else current_context()
+    args = [_ndarray.zeros(s, ctx, t) for s, t in zip(arg_shapes, arg_types)]
+    aux = [_ndarray.zeros(s, ctx, t) for s, t in zip(aux_shapes, aux_types)]
+    reqs = _grad_reqs(grad_req, names)
+    grads = {n: _ndarray.zeros(s, ctx, t) for n, s, t, r in
+             zip(names, arg_shapes, arg_types, reqs) if r != 'null'}
+    shared = shared_exec._plan.buffers if shared_exec is not None else None
+    return Executor(symbol, ctx, args, grads or None, dict(zip(names, reqs)), aux,
+                    _shared_buffers=shared)
