@@ -7,5 +7,8 @@ from mxcy.base import MXNetError
 from mxcy.context import Context, cpu, cpu_pinned, gpu, current_context, num_gpus
 from mxcy import ndarray
 from mxcy import ndarray as nd
+from mxcy import random
+from mxcy import kvstore
+from mxcy import kvstore as kv
 
 __version__ = '0.1.0'

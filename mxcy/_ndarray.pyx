@@ -28,7 +28,7 @@ import numbers
 
 import numpy as np
 
-from mxcy import _engine
+from mxcy import _engine, _reference
 from mxcy.base import CODE_DTYPES, DTYPE_CODES, MXNetError, dtype_code, as_shape
 from mxcy.context import Context, current_context, check_usable
 
@@ -143,10 +143,11 @@ cdef class NDArray:
         return self._np_view().copy()
 
     def asscalar(self):
-        if self._size != 1:
-            raise ValueError(f"asscalar: the array must have exactly one element, "
-                             f"it has shape {self._shape}")
-        return self.asnumpy().reshape(())[()]
+        """The value of a shape-(1,) array as a NumPy scalar (MXNet 1.x: only shape (1,))."""
+        if self._shape != (1,):
+            raise ValueError(f"asscalar: the array must have shape (1,), it has shape "
+                             f"{self._shape}; use reshape((1,)) or asnumpy()")
+        return self.asnumpy()[0]
 
     def __array__(self, dtype=None, copy=None):
         a = self.asnumpy()
@@ -220,10 +221,14 @@ cdef class NDArray:
         reverse = kwargs.pop('reverse', False)
         if 'shape' in kwargs:
             shape = kwargs.pop('shape')
+            if isinstance(shape, numbers.Integral):
+                shape = (shape,)
         if kwargs:
             raise TypeError(f"reshape: unexpected keyword arguments {sorted(kwargs)}")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
+        elif not shape:
+            raise TypeError("reshape: a target shape is required, e.g. a.reshape((2, -1))")
         new_shape = infer_reshape(self._shape, tuple(shape), reverse)
         return self._view(self._offset, new_shape)
 
@@ -270,9 +275,7 @@ cdef class NDArray:
             if key.step is None or key.step == 1:
                 start, stop, _ = key.indices(self._shape[0])
                 return self._slice(start, max(start, stop))
-        if isinstance(key, NDArray):
-            key = key.asnumpy().astype(np.int64)
-        return _getitem_copy(self, key)
+        return _getitem_copy(self, _frozen_key(key))
 
     def __setitem__(self, key, value):
         if isinstance(key, tuple) and len(key) == 1:
@@ -285,9 +288,7 @@ cdef class NDArray:
             start, stop, _ = key.indices(self._shape[0])
             target = self._slice(start, max(start, stop))
         else:
-            if isinstance(key, NDArray):
-                key = key.asnumpy().astype(np.int64)
-            _setitem_numpy(self, key, value)
+            _setitem_numpy(self, _frozen_key(key), value)
             return
         _assign(<NDArray>target, value)
 
@@ -462,431 +463,5 @@ def _from_pickle(data, device_type, device_id):
     return from_numpy_copy(data, Context(device_type, device_id))
 
 
-# ---------------------------------------------------------------- pushing kernels
-cdef inline int _flags(int64_t n):
-    return FLAG_SMALL if n <= SMALL_LIMIT else 0
-
-
-cdef int _fill(NDArray out, value) except -1:
-    cdef FillArgs a
-    cdef EVar* w = out._chunk.cvar
-    if out._dtype == DT_FLOAT16:
-        _push_numpy(_fill_into(float(value)), [], [out], 'fill')
-        return 0
-    a.out = out._ptr()
-    a.n = out._size
-    a.dtype = out._dtype
-    a.value = float(value)
-    push_kernel(fill_kernel, &a, sizeof(a), NULL, 0, &w, 1, 0, _B_FILL, _flags(a.n))
-    return 0
-
-
-cdef int _copy(NDArray dst, NDArray src) except -1:
-    """dst := src, same dtype and size."""
-    cdef CopyArgs a
-    cdef EVar* r = src._chunk.cvar
-    cdef EVar* w = dst._chunk.cvar
-    a.src = src._ptr()
-    a.dst = dst._ptr()
-    a.nbytes = dst._nbytes()
-    push_kernel(copy_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_COPY, _flags(dst._size))
-    return 0
-
-
-cdef int _assign(NDArray target, value) except -1:
-    """target[:] = value, for a scalar, an NDArray (broadcast, cast) or array-like."""
-    cdef NDArray src
-    if isinstance(value, numbers.Number) and not isinstance(value, bool):
-        return _fill(target, value)
-    if isinstance(value, bool):
-        return _fill(target, int(value))
-    if not isinstance(value, NDArray):
-        value = from_numpy_copy(np.asarray(value), target._ctx, CODE_DTYPES[target._dtype])
-    src = <NDArray>value
-    if src._shape == target._shape and src._dtype == target._dtype:
-        return _copy(target, src)
-    try:
-        np.broadcast_shapes(src._shape, target._shape)
-        if np.broadcast_shapes(src._shape, target._shape) != target._shape:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"cannot assign an array of shape {src._shape} to a target of "
-                         f"shape {target._shape}") from None
-    _push_numpy(_copy_into, [src], [target], 'assign')
-    return 0
-
-
-cdef tuple _bcast_shape(tuple xs, tuple ys, str name):
-    cdef int nd = max(len(xs), len(ys))
-    out = []
-    xs_p = (1,) * (nd - len(xs)) + xs
-    ys_p = (1,) * (nd - len(ys)) + ys
-    for a, b in zip(xs_p, ys_p):
-        if a == b or b == 1:
-            out.append(a)
-        elif a == 1:
-            out.append(b)
-        else:
-            raise ValueError(f"{name}: operands could not be broadcast together with shapes "
-                             f"{xs} and {ys}")
-    return tuple(out)
-
-
-cdef void _bcast_strides(tuple shape, tuple out_shape, int64_t* strides):
-    """Element strides of `shape` inside `out_shape` (0 on broadcast axes)."""
-    cdef int nd = len(out_shape), pad = nd - len(shape), i
-    cdef int64_t s = 1
-    i = nd - 1
-    while i >= 0:
-        if i < pad or shape[i - pad] == 1:
-            strides[i] = 0
-        else:
-            strides[i] = s
-            s *= shape[i - pad]
-        i -= 1
-
-
-cdef object _binary(NDArray x, other, int op, int rop, object out):
-    """x OP other (array or scalar), into `out` when given (in-place), else a new array."""
-    cdef BinaryArgs a
-    cdef NDArray y, o
-    cdef EVar* vs[3]
-    cdef tuple oshape
-    cdef int i
-    if isinstance(other, NDArray):
-        y = <NDArray>other
-        if y._dtype != x._dtype:
-            raise TypeError(f"{_BINARY_NAMES[op]}: operands have different dtypes "
-                            f"{_NP_TYPES[x._dtype].__name__} and "
-                            f"{_NP_TYPES[y._dtype].__name__}; convert one with astype()")
-        if y._shape == x._shape:
-            oshape = x._shape
-        else:
-            oshape = _bcast_shape(x._shape, y._shape, _BINARY_NAMES[op])
-    elif isinstance(other, (int, float, numbers.Real)) and not isinstance(other, bool):
-        y = None
-        oshape = x._shape
-    elif isinstance(other, bool):
-        return _binary(x, int(other), op, rop, out)
-    elif isinstance(other, np.ndarray) or isinstance(other, (list, tuple)):
-        return _binary(x, from_numpy_copy(other, x._ctx, _NP_TYPES[x._dtype]), op, rop, out)
-    else:
-        return NotImplemented
-    if out is None:
-        o = _empty(oshape, x._dtype, x._ctx)
-    else:
-        o = <NDArray>out
-        if o._shape != oshape:
-            raise ValueError(f"{_BINARY_NAMES[op]}: in-place result of shape {oshape} does "
-                             f"not fit the target of shape {o._shape}")
-    if x._dtype == DT_FLOAT16:
-        _push_numpy(_binary_np(op, None if y is not None else other),
-                    [x] if y is None else [x, y], [o], _BINARY_NAMES[op])
-        return o
-    a.x = x._ptr()
-    a.out = o._ptr()
-    a.n = o._size
-    a.dtype = x._dtype
-    a.op = op
-    a.scalar = 0
-    a.ndim = 0
-    vs[0] = o._chunk.cvar
-    vs[1] = x._chunk.cvar
-    if y is None:
-        a.y = NULL
-        a.scalar = float(other)
-        push_kernel(binary_kernel, &a, sizeof(a), &vs[1], 1, &vs[0], 1, 0, _B_BINARY,
-                    _flags(a.n))
-        return o
-    a.y = y._ptr()
-    if y._shape != x._shape:
-        if len(oshape) > MAX_DIM:
-            raise ValueError(f"{_BINARY_NAMES[op]}: broadcasting supports at most "
-                             f"{MAX_DIM} dimensions, got {len(oshape)}")
-        if o._size == 0:
-            return o
-        a.ndim = len(oshape)
-        for i in range(a.ndim):
-            a.shape[i] = oshape[i]
-        _bcast_strides(x._shape, oshape, a.xstride)
-        _bcast_strides(y._shape, oshape, a.ystride)
-    vs[2] = y._chunk.cvar
-    push_kernel(binary_kernel, &a, sizeof(a), &vs[1], 2, &vs[0], 1, 0, _B_BINARY,
-                _flags(a.n))
-    return o
-
-
-def binary(x, other, int op, out=None):
-    """Elementwise x OP other with MXNet broadcasting; `op` is an OP_* code from _ops."""
-    if not isinstance(x, NDArray):
-        raise TypeError(f"expected an NDArray, got {type(x).__name__}")
-    return _binary(<NDArray>x, other, op, op, out)
-
-
-def unary(x, int op, out=None):
-    """out := f(x) for a U_* code from _ops."""
-    cdef UnaryArgs a
-    cdef NDArray xx, o
-    cdef EVar* r
-    cdef EVar* w
-    if not isinstance(x, NDArray):
-        raise TypeError(f"expected an NDArray, got {type(x).__name__}")
-    xx = <NDArray>x
-    if out is None:
-        o = _empty(xx._shape, xx._dtype, xx._ctx)
-    else:
-        o = <NDArray>out
-        if o._shape != xx._shape or o._dtype != xx._dtype:
-            raise ValueError(f"unary op: out has shape {o._shape} and dtype "
-                             f"{_NP_TYPES[o._dtype].__name__}, expected {xx._shape} "
-                             f"{_NP_TYPES[xx._dtype].__name__}")
-    if xx._dtype == DT_FLOAT16:
-        _push_numpy(_unary_np(op), [xx], [o], 'unary')
-        return o
-    a.x = xx._ptr()
-    a.out = o._ptr()
-    a.n = o._size
-    a.dtype = xx._dtype
-    a.op = op
-    r = xx._chunk.cvar
-    w = o._chunk.cvar
-    push_kernel(unary_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_UNARY, _flags(a.n))
-    return o
-
-
-def gemm(a, b, c, int m, int n, int k, bint trans_a=False, bint trans_b=False,
-         int batch=1, double alpha=1.0, double beta=0.0):
-    """Push c := alpha · op(a) · op(b) + beta · c through BLAS (float32/float64).
-
-    `batch` products of (m×k)·(k×n) stored back to back; the caller has checked shapes:
-    a holds batch·m·k, b batch·k·n and c batch·m·n elements of one float dtype.
-    """
-    cdef GemmArgs g
-    cdef NDArray x = <NDArray?>a, y = <NDArray?>b, z = <NDArray?>c
-    cdef EVar* vs[3]
-    if x._dtype != y._dtype or x._dtype != z._dtype or x._dtype not in (DT_FLOAT32,
-                                                                         DT_FLOAT64):
-        raise TypeError(f"gemm: needs float32 or float64 operands of one dtype, got "
-                        f"{x.dtype.__name__}, {y.dtype.__name__}, {z.dtype.__name__}")
-    if (x._size != <int64_t>batch * m * k or y._size != <int64_t>batch * k * n
-            or z._size != <int64_t>batch * m * n or m < 0 or n < 0 or k < 0 or batch < 1):
-        raise ValueError(f"gemm: sizes {x._size}, {y._size}, {z._size} do not match "
-                         f"batch={batch}, m={m}, n={n}, k={k}")
-    g.a = x._ptr()
-    g.b = y._ptr()
-    g.c = z._ptr()
-    g.dtype = x._dtype
-    g.m = m
-    g.n = n
-    g.k = k
-    g.trans_a = trans_a
-    g.trans_b = trans_b
-    g.batch = batch
-    g.stride_a = <int64_t>m * k
-    g.stride_b = <int64_t>k * n
-    g.stride_c = <int64_t>m * n
-    g.alpha = alpha
-    g.beta = beta
-    vs[0] = z._chunk.cvar
-    vs[1] = x._chunk.cvar
-    vs[2] = y._chunk.cvar
-    push_kernel(gemm_kernel, &g, sizeof(g), &vs[1], 2, &vs[0], 1, 0, _B_GEMM,
-                _flags(<int64_t>batch * m * n * k // 64))
-    return c
-
-
-def push_numpy(fn, inputs, outputs, name):
-    """Push `fn(*input_views, *output_views)` as an engine op (a Python op, takes the GIL).
-
-    The views are NumPy arrays over the arrays' memory, valid only inside the op.
-    """
-    _push_numpy(fn, inputs, outputs, name)
-
-
-cdef _push_numpy(fn, list inputs, list outputs, str name):
-    def run():
-        fn(*[(<NDArray>x)._np_view() for x in inputs],
-           *[(<NDArray>o)._np_view() for o in outputs])
-    _engine.push(run, [(<NDArray>x)._chunk for x in inputs],
-                 [(<NDArray>o)._chunk for o in outputs], 0, name)
-
-
-def new_empty(shape, dtype, ctx):
-    """An uninitialised array from an already validated shape tuple and dtype code."""
-    return _empty(shape, dtype, ctx)
-
-
-def dtype_of(NDArray x):
-    return x._dtype
-
-
-# ---------------------------------------------------------------- NumPy fallbacks
-_NP_BINARY = {OP_ADD: np.add, OP_SUB: np.subtract, OP_MUL: np.multiply,
-              OP_DIV: np.true_divide, OP_MOD: np.mod, OP_POW: np.power,
-              OP_MAX: np.maximum, OP_MIN: np.minimum, OP_EQ: np.equal, OP_NE: np.not_equal,
-              OP_GT: np.greater, OP_GE: np.greater_equal, OP_LT: np.less,
-              OP_LE: np.less_equal, OP_HYPOT: np.hypot}
-_NP_REVERSED = {OP_RSUB: OP_SUB, OP_RDIV: OP_DIV, OP_RMOD: OP_MOD, OP_RPOW: OP_POW}
-
-
-def _binary_np(int op, scalar):
-    """The float16 path of a binary op: the same semantics through NumPy."""
-    reverse = op in _NP_REVERSED
-    ufunc = _NP_BINARY[_NP_REVERSED.get(op, op)]
-
-    def run(x, *rest):
-        out = rest[-1]
-        y = rest[0] if len(rest) == 2 else np.asarray(scalar, dtype=x.dtype)
-        a, b = (y, x) if reverse else (x, y)
-        out[...] = ufunc(a, b)
-    return run
-
-
-_NP_UNARY = [np.negative, np.abs, np.sign, np.square, np.sqrt, np.exp, np.log,
-             lambda v: np.maximum(v, 0), lambda v: 1 / (1 + np.exp(-v)), np.tanh,
-             lambda v: 1 / np.sqrt(v), np.floor, np.ceil, np.round, np.log1p, np.expm1,
-             np.sin, np.cos, np.reciprocal, lambda v: np.logaddexp(0, v),
-             lambda v: v / (1 + np.abs(v)), np.trunc, np.log2, np.log10, np.cbrt,
-             np.arctan, np.tan]
-
-
-def _unary_np(int op):
-    f = _NP_UNARY[op]
-
-    def run(x, out):
-        out[...] = f(x)
-    return run
-
-
-def _fill_into(value):
-    def run(out):
-        out[...] = value
-    return run
-
-
-def _copy_into(src, out):
-    out[...] = src
-
-
-def _cast_into(src, out):
-    out[...] = src.astype(out.dtype)
-
-
-def _getitem_copy(NDArray x, key):
-    """x[key] for keys that are not first-axis views: a new array (NumPy semantics)."""
-    probe = np.broadcast_to(np.empty((), dtype=np.int8), x._shape)
-    try:
-        shape = probe[key].shape
-    except IndexError as e:
-        raise IndexError(f"NDArray index {key!r} is invalid for shape {x._shape}: {e}") from None
-    if shape == ():
-        shape = (1,)        # MXNet 1.x has no 0-d arrays
-    out = _empty(shape, x._dtype, x._ctx)
-
-    def run(src, dst):
-        dst[...] = np.asarray(src[key]).reshape(dst.shape)
-    _push_numpy(run, [x], [out], 'getitem')
-    return out
-
-
-def _setitem_numpy(NDArray x, key, value):
-    probe = np.broadcast_to(np.empty((), dtype=np.int8), x._shape)
-    try:
-        target_shape = probe[key].shape
-    except IndexError as e:
-        raise IndexError(f"NDArray index {key!r} is invalid for shape {x._shape}: {e}") from None
-    if isinstance(value, NDArray):
-        src = value
-        vshape = value.shape
-    elif isinstance(value, numbers.Number):
-        src = None
-        vshape = ()
-    else:
-        src = from_numpy_copy(np.asarray(value), x._ctx, _NP_TYPES[x._dtype])
-        vshape = src.shape
-    try:
-        np.broadcast_to(np.empty(vshape, dtype=np.int8), target_shape)
-    except ValueError:
-        raise ValueError(f"cannot assign a value of shape {vshape} to NDArray index "
-                         f"{key!r} of shape {target_shape}") from None
-    if src is None:
-        def run_scalar(dst):
-            dst[key] = value
-        _push_numpy(run_scalar, [], [x], 'setitem')
-    else:
-        def run(v, dst):
-            dst[key] = v.astype(dst.dtype, copy=False)
-        _push_numpy(run, [src], [x], 'setitem')
-
-
-# ---------------------------------------------------------------- reshape rules
-def infer_reshape(tuple src, tuple target, bint reverse=False):
-    """MXNet's Reshape: 0 copies a dim, -1 infers one, -2 copies the rest, -3 merges two,
-    -4 splits one into the next two values (one may be -1)."""
-    cdef int64_t total = _prod(src)
-    for t in target:
-        if isinstance(t, bool) or not isinstance(t, numbers.Integral):
-            raise TypeError(f"reshape: shape must contain integers, got {target!r}")
-    if reverse:
-        res = infer_reshape(src[::-1], target[::-1], False)
-        return tuple(res[::-1])
-    out = []
-    i = 0     # index into src
-    j = 0
-    infer_at = -1
-    target = tuple(int(t) for t in target)
-    while j < len(target):
-        t = target[j]
-        if t > 0:
-            out.append(t)
-            i += 1
-        elif t == 0:
-            if i >= len(src):
-                raise ValueError(f"reshape: 0 at position {j} has no matching input "
-                                 f"dimension (input shape {src})")
-            out.append(src[i])
-            i += 1
-        elif t == -1:
-            if infer_at >= 0:
-                raise ValueError(f"reshape: more than one -1 in {target}")
-            infer_at = len(out)
-            out.append(1)
-            i += 1
-        elif t == -2:
-            out.extend(src[i:])
-            i = len(src)
-        elif t == -3:
-            if i + 1 >= len(src):
-                raise ValueError(f"reshape: -3 needs two input dimensions at {i} "
-                                 f"(input shape {src})")
-            out.append(src[i] * src[i + 1])
-            i += 2
-        elif t == -4:
-            if j + 2 >= len(target) or i >= len(src):
-                raise ValueError(f"reshape: -4 must be followed by two values, in {target}")
-            d1, d2 = target[j + 1], target[j + 2]
-            if d1 == -1:
-                d1 = src[i] // d2 if d2 else 0
-            if d2 == -1:
-                d2 = src[i] // d1 if d1 else 0
-            if d1 * d2 != src[i]:
-                raise ValueError(f"reshape: -4 split {d1}x{d2} does not equal input "
-                                 f"dimension {src[i]} (input shape {src})")
-            out.extend([d1, d2])
-            i += 1
-            j += 2
-        else:
-            raise ValueError(f"reshape: invalid value {t} in target shape {target}")
-        j += 1
-    if infer_at >= 0:
-        known = 1
-        for k, d in enumerate(out):
-            if k != infer_at:
-                known *= d
-        if known == 0 or total % known:
-            raise ValueError(f"reshape: cannot reshape array of shape {src} into {target}")
-        out[infer_at] = total // known
-    if _prod(tuple(out)) != total:
-        raise ValueError(f"reshape: cannot reshape array of shape {src} (size {total}) into "
-                         f"{tuple(out)} (size {_prod(tuple(out))})")
-    return tuple(out)
+include "_ndarray_push.pxi"
+include "_ndarray_index.pxi"

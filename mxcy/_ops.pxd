@@ -133,6 +133,8 @@ cdef enum:
     G_LOG = 8           # v = x: 1 / x
     G_ABS = 9           # v = x: sign(x)
     G_IDENTITY = 10     # dy
+    G_SOFTRELU_Y = 11   # v = y: 1 - exp(-y)
+    G_SOFTSIGN_Y = 12   # v = y: (1 - |y|)²
 
 cdef struct GradArgs:
     char* v

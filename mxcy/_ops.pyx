@@ -417,6 +417,11 @@ cdef inline double dact(double v, int op) noexcept nogil:
         return 1.0 / v
     if op == G_ABS:
         return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+    if op == G_SOFTRELU_Y:
+        return -expm1(-v)
+    if op == G_SOFTSIGN_Y:
+        s = 1.0 - fabs(v)
+        return s * s
     return 1.0
 
 
@@ -590,7 +595,8 @@ UNARY_OPS = {'negative': U_NEG, 'abs': U_ABS, 'sign': U_SIGN, 'square': U_SQUARE
 
 GRAD_OPS = {'relu': G_RELU, 'sigmoid': G_SIGMOID, 'tanh': G_TANH, 'softrelu': G_SOFTRELU,
             'softsign': G_SOFTSIGN, 'square': G_SQUARE, 'sqrt': G_SQRT, 'exp': G_EXP,
-            'log': G_LOG, 'abs': G_ABS, 'identity': G_IDENTITY}
+            'log': G_LOG, 'abs': G_ABS, 'identity': G_IDENTITY, 'softrelu_y': G_SOFTRELU_Y,
+            'softsign_y': G_SOFTSIGN_Y}
 
 
 def grad_np(int op, v, dy, dx, int req=1):

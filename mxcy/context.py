@@ -21,7 +21,6 @@ class Context:
                                  f"{sorted(self.devstr2type)}")
             self.device_typeid = self.devstr2type[device_type]
             self.device_id = int(device_id)
-        self._old_ctx = None
 
     @property
     def device_type(self):
@@ -40,19 +39,31 @@ class Context:
     __str__ = __repr__
 
     def __enter__(self):
-        self._old_ctx = current_context()
+        # a per-thread stack, not a field on self: the same Context may be entered in
+        # several threads at once, or nested (`with c: with c:`)
+        _saved_stack().append(current_context())
         Context._local.value = self
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
-        Context._local.value = self._old_ctx
+        Context._local.value = _saved_stack().pop()
 
     def empty_cache(self):
         """Nothing to do on CPU: freed chunks already return to the engine's pool."""
 
 
+def _saved_stack():
+    stack = getattr(Context._local, 'saved', None)
+    if stack is None:
+        stack = Context._local.saved = []
+    return stack
+
+
 def check_usable(ctx, what):
     """Raise a clear error when an op is asked to run on a device this build lacks."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"{what}: ctx must be a Context such as mx.cpu(), got "
+                        f"{type(ctx).__name__} {ctx!r}")
     if ctx.device_type == 'gpu':
         raise MXNetError(f"{what}: this mxcy build has no GPU support; got context {ctx}. "
                          "Use mx.cpu().")

@@ -86,3 +86,12 @@ def make_function(op_name):
     args = ', '.join(spec.params.names())
     fn.__doc__ = (spec.__class__.__doc__ or op_name) + f"\n\nParameters: {args or 'none'}."
     return fn
+
+
+def install(namespace):
+    """Add ``mx.nd.<Op>`` for every registered operator the namespace does not define yet."""
+    import mxcy.operator  # noqa: F401  (registers the built-in operators)
+    from mxcy.operator import list_ops
+    for op_name in list_ops():
+        if op_name not in namespace:
+            namespace[op_name] = make_function(op_name)

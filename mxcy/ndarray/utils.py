@@ -12,7 +12,8 @@ def array(source_array, ctx=None, dtype=None):
     """A new array copied from an NDArray, a NumPy array or a nested list.
 
     As in MXNet 1.x, the dtype is the source's when it is an NDArray, else float32
-    unless `dtype` says otherwise.
+    unless `dtype` says otherwise: NumPy arrays of any dtype (int64, float64, ...) become
+    float32 by default, exactly as `mx.nd.array` did in MXNet 1.x.
     """
     if isinstance(source_array, NDArray):
         dtype = source_array.dtype if dtype is None else dtype
@@ -26,21 +27,28 @@ def array(source_array, ctx=None, dtype=None):
     except Exception:
         raise TypeError(f"array: source_array must be array-like, got "
                         f"{type(source_array).__name__}") from None
-    if src.dtype == object:
-        raise TypeError(f"array: source_array must be a rectangular array of numbers, got "
-                        f"{type(source_array).__name__}")
+    if src.dtype.kind not in 'biuf':
+        raise TypeError(f"array: source_array must be a rectangular array of real numbers, "
+                        f"got {type(source_array).__name__} of NumPy dtype {src.dtype}")
     return from_numpy_copy(src, ctx, dtype)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
            dtype=mx_real_t):
-    """Evenly spaced values in [start, stop), each repeated `repeat` times."""
+    """Evenly spaced values in [start, stop), each repeated `repeat` times.
+
+    As in MXNet 1.x, an empty range (start >= stop for a positive step, start <= stop for a
+    negative one) is an error rather than an empty array.
+    """
     if stop is None:
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    if not isinstance(repeat, numbers.Integral) or repeat < 1:
+    if isinstance(repeat, bool) or not isinstance(repeat, numbers.Integral) or repeat < 1:
         raise ValueError(f"arange: repeat must be a positive integer, got {repeat!r}")
+    if (step > 0 and not start < stop) or (step < 0 and not start > stop):
+        raise ValueError(f"arange: empty range (start, stop, step) = ({start}, {stop}, "
+                         f"{step})")
     values = np.arange(start, stop, step, dtype=np.float64)
     if repeat > 1:
         values = np.repeat(values, repeat)

@@ -85,18 +85,20 @@ class FullyConnected(OpSpec):
 
 _ACT_FORWARD = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softrelu': 'softrelu',
                 'softsign': 'softsign'}
-# the gradient code, and whether it is written in terms of the output (else the input)
-_ACT_GRAD = {'relu': ('relu', False), 'sigmoid': ('sigmoid', True), 'tanh': ('tanh', True),
-             'softrelu': ('softrelu', False), 'softsign': ('softsign', False)}
+# gradient codes written in terms of the output y, so the input need not be kept and the
+# output may overwrite it (relu: y > 0 exactly where x > 0)
+_ACT_GRAD = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softrelu': 'softrelu_y',
+             'softsign': 'softsign_y'}
 
 
 @register_op
 class Activation(OpSpec):
     """y = f(x) elementwise, f one of relu, sigmoid, tanh, softrelu (log(1 + eˣ)), softsign
-    (x / (1 + |x|)); dx = dy · f′ (from y for sigmoid and tanh, from x otherwise)."""
+    (x / (1 + |x|)); dx = dy · f′(x), computed from the output y alone."""
     name = 'Activation'
     params = ParamSchema(Param('act_type', 'str', choices=tuple(_ACT_FORWARD)))
-    backward_needs = ('out_grads', 'inputs', 'outputs')
+    backward_needs = ('out_grads', 'outputs')
+    inplace_ok = True
 
     def forward(self, p, is_train, req, ins, outs, aux):
         from mxcy._ops import UNARY_OPS
@@ -105,6 +107,4 @@ class Activation(OpSpec):
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         from mxcy._ops import GRAD_OPS, push_grad
-        code, from_output = _ACT_GRAD[p.act_type]
-        v = outs[0] if from_output else ins[0]
-        push_grad(GRAD_OPS[code], v, out_grads[0], in_grads[0], req[0])
+        push_grad(GRAD_OPS[_ACT_GRAD[p.act_type]], outs[0], out_grads[0], in_grads[0], req[0])

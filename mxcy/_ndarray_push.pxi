@@ -1,0 +1,260 @@
+# Included by _ndarray.pyx: pushing the C kernels (fill, copy, assign, binary with
+# broadcasting, unary, gemm) and Python ops (push_numpy) for NDArrays.
+# Shapes and dtypes are validated here, before the push: kernels never see bad input.
+
+# ---------------------------------------------------------------- pushing kernels
+cdef inline int _flags(int64_t n):
+    return FLAG_SMALL if n <= SMALL_LIMIT else 0
+
+
+cdef int _fill(NDArray out, value) except -1:
+    cdef FillArgs a
+    cdef EVar* w = out._chunk.cvar
+    if out._dtype == DT_FLOAT16:
+        _push_numpy(_fill_into(float(value)), [], [out], 'fill')
+        return 0
+    a.out = out._ptr()
+    a.n = out._size
+    a.dtype = out._dtype
+    a.value = float(value)
+    push_kernel(fill_kernel, &a, sizeof(a), NULL, 0, &w, 1, 0, _B_FILL, _flags(a.n))
+    return 0
+
+
+cdef int _copy(NDArray dst, NDArray src) except -1:
+    """dst := src, same dtype and size."""
+    cdef CopyArgs a
+    cdef EVar* r = src._chunk.cvar
+    cdef EVar* w = dst._chunk.cvar
+    a.src = src._ptr()
+    a.dst = dst._ptr()
+    a.nbytes = dst._nbytes()
+    push_kernel(copy_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_COPY, _flags(dst._size))
+    return 0
+
+
+cdef int _assign(NDArray target, value) except -1:
+    """target[:] = value, for a scalar, an NDArray (broadcast, cast) or array-like."""
+    cdef NDArray src
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        return _fill(target, value)
+    if isinstance(value, bool):
+        return _fill(target, int(value))
+    if not isinstance(value, NDArray):
+        value = from_numpy_copy(np.asarray(value), target._ctx, CODE_DTYPES[target._dtype])
+    src = <NDArray>value
+    if src._shape == target._shape and src._dtype == target._dtype:
+        return _copy(target, src)
+    try:
+        np.broadcast_shapes(src._shape, target._shape)
+        if np.broadcast_shapes(src._shape, target._shape) != target._shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"cannot assign an array of shape {src._shape} to a target of "
+                         f"shape {target._shape}") from None
+    _push_numpy(_copy_into, [src], [target], 'assign')
+    return 0
+
+
+cdef tuple _bcast_shape(tuple xs, tuple ys, str name):
+    cdef int nd = max(len(xs), len(ys))
+    out = []
+    xs_p = (1,) * (nd - len(xs)) + xs
+    ys_p = (1,) * (nd - len(ys)) + ys
+    for a, b in zip(xs_p, ys_p):
+        if a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        else:
+            raise ValueError(f"{name}: operands could not be broadcast together with shapes "
+                             f"{xs} and {ys}")
+    return tuple(out)
+
+
+cdef void _bcast_strides(tuple shape, tuple out_shape, int64_t* strides):
+    """Element strides of `shape` inside `out_shape` (0 on broadcast axes)."""
+    cdef int nd = len(out_shape), pad = nd - len(shape), i
+    cdef int64_t s = 1
+    i = nd - 1
+    while i >= 0:
+        if i < pad or shape[i - pad] == 1:
+            strides[i] = 0
+        else:
+            strides[i] = s
+            s *= shape[i - pad]
+        i -= 1
+
+
+cdef object _binary(NDArray x, other, int op, int rop, object out):
+    """x OP other (array or scalar), into `out` when given (in-place), else a new array."""
+    cdef BinaryArgs a
+    cdef NDArray y, o
+    cdef EVar* vs[3]
+    cdef tuple oshape
+    cdef int i
+    if isinstance(other, NDArray):
+        y = <NDArray>other
+        if y._dtype != x._dtype:
+            raise TypeError(f"{_BINARY_NAMES[op]}: operands have different dtypes "
+                            f"{_NP_TYPES[x._dtype].__name__} and "
+                            f"{_NP_TYPES[y._dtype].__name__}; convert one with astype()")
+        if y._shape == x._shape:
+            oshape = x._shape
+        else:
+            oshape = _bcast_shape(x._shape, y._shape, _BINARY_NAMES[op])
+    elif isinstance(other, (int, float, numbers.Real)) and not isinstance(other, bool):
+        y = None
+        oshape = x._shape
+    elif isinstance(other, bool):
+        return _binary(x, int(other), op, rop, out)
+    elif isinstance(other, np.ndarray) or isinstance(other, (list, tuple)):
+        return _binary(x, from_numpy_copy(other, x._ctx, _NP_TYPES[x._dtype]), op, rop, out)
+    else:
+        return NotImplemented
+    if out is None:
+        o = _empty(oshape, x._dtype, x._ctx)
+    else:
+        o = <NDArray>out
+        if o._shape != oshape:
+            raise ValueError(f"{_BINARY_NAMES[op]}: in-place result of shape {oshape} does "
+                             f"not fit the target of shape {o._shape}")
+    if x._dtype == DT_FLOAT16:
+        _push_numpy(_binary_np(op, None if y is not None else other),
+                    [x] if y is None else [x, y], [o], _BINARY_NAMES[op])
+        return o
+    a.x = x._ptr()
+    a.out = o._ptr()
+    a.n = o._size
+    a.dtype = x._dtype
+    a.op = op
+    a.scalar = 0
+    a.ndim = 0
+    vs[0] = o._chunk.cvar
+    vs[1] = x._chunk.cvar
+    if y is None:
+        a.y = NULL
+        a.scalar = float(other)
+        push_kernel(binary_kernel, &a, sizeof(a), &vs[1], 1, &vs[0], 1, 0, _B_BINARY,
+                    _flags(a.n))
+        return o
+    a.y = y._ptr()
+    if y._shape != x._shape:
+        if len(oshape) > MAX_DIM:
+            raise ValueError(f"{_BINARY_NAMES[op]}: broadcasting supports at most "
+                             f"{MAX_DIM} dimensions, got {len(oshape)}")
+        if o._size == 0:
+            return o
+        a.ndim = len(oshape)
+        for i in range(a.ndim):
+            a.shape[i] = oshape[i]
+        _bcast_strides(x._shape, oshape, a.xstride)
+        _bcast_strides(y._shape, oshape, a.ystride)
+    vs[2] = y._chunk.cvar
+    push_kernel(binary_kernel, &a, sizeof(a), &vs[1], 2, &vs[0], 1, 0, _B_BINARY,
+                _flags(a.n))
+    return o
+
+
+def binary(x, other, int op, out=None):
+    """Elementwise x OP other with MXNet broadcasting; `op` is an OP_* code from _ops."""
+    if not isinstance(x, NDArray):
+        raise TypeError(f"expected an NDArray, got {type(x).__name__}")
+    return _binary(<NDArray>x, other, op, op, out)
+
+
+def unary(x, int op, out=None):
+    """out := f(x) for a U_* code from _ops."""
+    cdef UnaryArgs a
+    cdef NDArray xx, o
+    cdef EVar* r
+    cdef EVar* w
+    if not isinstance(x, NDArray):
+        raise TypeError(f"expected an NDArray, got {type(x).__name__}")
+    xx = <NDArray>x
+    if out is None:
+        o = _empty(xx._shape, xx._dtype, xx._ctx)
+    else:
+        o = <NDArray>out
+        if o._shape != xx._shape or o._dtype != xx._dtype:
+            raise ValueError(f"unary op: out has shape {o._shape} and dtype "
+                             f"{_NP_TYPES[o._dtype].__name__}, expected {xx._shape} "
+                             f"{_NP_TYPES[xx._dtype].__name__}")
+    if xx._dtype == DT_FLOAT16:
+        _push_numpy(_unary_np(op), [xx], [o], 'unary')
+        return o
+    a.x = xx._ptr()
+    a.out = o._ptr()
+    a.n = o._size
+    a.dtype = xx._dtype
+    a.op = op
+    r = xx._chunk.cvar
+    w = o._chunk.cvar
+    push_kernel(unary_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_UNARY, _flags(a.n))
+    return o
+
+
+def gemm(a, b, c, int m, int n, int k, bint trans_a=False, bint trans_b=False,
+         int batch=1, double alpha=1.0, double beta=0.0):
+    """Push c := alpha · op(a) · op(b) + beta · c through BLAS (float32/float64).
+
+    `batch` products of (m×k)·(k×n) stored back to back; the caller has checked shapes:
+    a holds batch·m·k, b batch·k·n and c batch·m·n elements of one float dtype.
+    """
+    cdef GemmArgs g
+    cdef NDArray x = <NDArray?>a, y = <NDArray?>b, z = <NDArray?>c
+    cdef EVar* vs[3]
+    if x._dtype != y._dtype or x._dtype != z._dtype or x._dtype not in (DT_FLOAT32,
+                                                                         DT_FLOAT64):
+        raise TypeError(f"gemm: needs float32 or float64 operands of one dtype, got "
+                        f"{x.dtype.__name__}, {y.dtype.__name__}, {z.dtype.__name__}")
+    if (x._size != <int64_t>batch * m * k or y._size != <int64_t>batch * k * n
+            or z._size != <int64_t>batch * m * n or m < 0 or n < 0 or k < 0 or batch < 1):
+        raise ValueError(f"gemm: sizes {x._size}, {y._size}, {z._size} do not match "
+                         f"batch={batch}, m={m}, n={n}, k={k}")
+    g.a = x._ptr()
+    g.b = y._ptr()
+    g.c = z._ptr()
+    g.dtype = x._dtype
+    g.m = m
+    g.n = n
+    g.k = k
+    g.trans_a = trans_a
+    g.trans_b = trans_b
+    g.batch = batch
+    g.stride_a = <int64_t>m * k
+    g.stride_b = <int64_t>k * n
+    g.stride_c = <int64_t>m * n
+    g.alpha = alpha
+    g.beta = beta
+    vs[0] = z._chunk.cvar
+    vs[1] = x._chunk.cvar
+    vs[2] = y._chunk.cvar
+    push_kernel(gemm_kernel, &g, sizeof(g), &vs[1], 2, &vs[0], 1, 0, _B_GEMM,
+                _flags(<int64_t>batch * m * n * k // 64))
+    return c
+
+
+def push_numpy(fn, inputs, outputs, name):
+    """Push `fn(*input_views, *output_views)` as an engine op (a Python op, takes the GIL).
+
+    The views are NumPy arrays over the arrays' memory, valid only inside the op.
+    """
+    _push_numpy(fn, inputs, outputs, name)
+
+
+cdef _push_numpy(fn, list inputs, list outputs, str name):
+    def run():
+        fn(*[(<NDArray>x)._np_view() for x in inputs],
+           *[(<NDArray>o)._np_view() for o in outputs])
+    _engine.push(run, [(<NDArray>x)._chunk for x in inputs],
+                 [(<NDArray>o)._chunk for o in outputs], 0, name)
+
+
+def new_empty(shape, dtype, ctx):
+    """An uninitialised array from an already validated shape tuple and dtype code."""
+    return _empty(shape, dtype, ctx)
+
+
+def dtype_of(NDArray x):
+    return x._dtype

@@ -1,0 +1,151 @@
+"""Pure-NumPy reference of the kernels in `mxcy._ops`: slow, short, obviously right.
+
+Each function has the signature of its Cython twin in `_ops` (`binary_np`, `unary_np`,
+`gemm_np`), so kernel tests run one body against both. `_ndarray` also uses `binary_np`
+and `unary_np` as the explicit float16 path (the C kernels have no float16 loop).
+
+Semantics (MXNet 1.x, as the C kernels implement them):
+* a scalar operand is first cast to the array's dtype (MXNet's `DType(scalar)`), so
+  `int32 array * 1.5` multiplies by 1;
+* integer division truncates toward zero (C `/`, MXNet's `mshadow_op::div`), unlike
+  NumPy's floor division; `x / -1` wraps like negation;
+* modulo takes the sign of the divisor (Python / MXNet `mshadow_op::mod`);
+* integer division or modulo by zero raises ZeroDivisionError (MXNet crashed or returned
+  0); float modulo by zero gives NaN, as NumPy does;
+* comparisons return 1/0 in the operands' dtype;
+* power, hypot and every transcendental unary op are computed in float64 and cast back
+  (C's `(DType)pow((double)a, (double)b)`), so float→int casts truncate;
+* `round` rounds halves away from zero (C `round`), not to even as `numpy.round` does.
+Operands must have one dtype; same-shape arrays, broadcastable arrays or a scalar `y`.
+"""
+import numpy as np
+
+from mxcy._ops import BINARY_OPS, UNARY_OPS
+
+_B = BINARY_OPS
+_U = UNARY_OPS
+_REVERSED = {_B['rsubtract']: _B['subtract'], _B['rdivide']: _B['divide'],
+             _B['rmodulo']: _B['modulo'], _B['rpower']: _B['power']}
+_COMPARE = {_B['equal']: np.equal, _B['not_equal']: np.not_equal,
+            _B['greater']: np.greater, _B['greater_equal']: np.greater_equal,
+            _B['lesser']: np.less, _B['lesser_equal']: np.less_equal}
+
+
+def _is_int(dtype):
+    return np.issubdtype(dtype, np.integer)
+
+
+def _scalar_as(value, dtype):
+    """MXNet's DType(scalar): truncation toward zero for integer dtypes."""
+    return np.asarray(np.float64(value)).astype(dtype)
+
+
+def _int_divide(a, b):
+    if np.any(b == 0):
+        raise ZeroDivisionError("integer division or modulo by zero")
+    with np.errstate(over='ignore'):
+        q = a // np.where(b == -1, 1, b)           # b == -1 handled below (INT_MIN wraps)
+        r = a - q * np.where(b == -1, 1, b)
+        q = np.where((r != 0) & ((a < 0) != (b < 0)), q + 1, q)   # floor -> trunc
+        return np.where(b == -1, -a, q)
+
+
+def _int_modulo(a, b):
+    if np.any(b == 0):
+        raise ZeroDivisionError("integer division or modulo by zero")
+    safe_b = np.where(b == -1, 1, b)
+    return np.where(b == -1, 0, np.mod(a, safe_b))   # NumPy's integer mod is Python's
+
+
+def _float_modulo(a, b):
+    with np.errstate(invalid='ignore', divide='ignore'):
+        r = np.fmod(a.astype(np.float64), b.astype(np.float64))
+        r = np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return r
+
+
+def _binary_values(op, a, b, dtype):
+    """a OP b as an array (not yet cast to `dtype`)."""
+    if op == _B['add']:
+        return a + b
+    if op == _B['subtract']:
+        return a - b
+    if op == _B['multiply']:
+        return a * b
+    if op == _B['divide']:
+        return _int_divide(a, b) if _is_int(dtype) else np.true_divide(a, b)
+    if op == _B['modulo']:
+        return _int_modulo(a, b) if _is_int(dtype) else _float_modulo(a, b)
+    if op == _B['power']:
+        with np.errstate(all='ignore'):
+            return np.power(a.astype(np.float64), b.astype(np.float64))
+    if op == _B['maximum']:
+        return np.maximum(a, b)
+    if op == _B['minimum']:
+        return np.minimum(a, b)
+    if op == _B['hypot']:
+        return np.hypot(a.astype(np.float64), b.astype(np.float64))
+    if op in _COMPARE:
+        return _COMPARE[op](a, b)
+    raise ValueError(f"reference binary: unknown op code {op}")
+
+
+def binary_np(op, x, y, out):
+    """out[...] := x OP y (y an array of x's dtype, or a scalar); returns `out`."""
+    dtype = x.dtype
+    b = np.asarray(y) if isinstance(y, np.ndarray) else _scalar_as(y, dtype)
+    a = x
+    if op in _REVERSED:
+        a, b, op = b, a, _REVERSED[op]
+    with np.errstate(over='ignore', divide='ignore', invalid='ignore'):
+        values = _binary_values(op, a, b, dtype)
+        out[...] = np.asarray(values).astype(dtype)
+    return out
+
+
+def _round_half_away(v):
+    t = np.trunc(v)
+    return t + np.where(np.abs(v - t) >= 0.5, np.sign(v), 0)
+
+
+_UNARY_F64 = {
+    _U['sign']: np.sign, _U['sqrt']: np.sqrt, _U['exp']: np.exp, _U['log']: np.log,
+    _U['sigmoid']: lambda v: 1 / (1 + np.exp(-v)), _U['tanh']: np.tanh,
+    _U['rsqrt']: lambda v: 1 / np.sqrt(v), _U['floor']: np.floor, _U['ceil']: np.ceil,
+    _U['round']: _round_half_away, _U['log1p']: np.log1p, _U['expm1']: np.expm1,
+    _U['sin']: np.sin, _U['cos']: np.cos, _U['reciprocal']: lambda v: 1 / v,
+    _U['softrelu']: lambda v: np.logaddexp(0, v),
+    _U['softsign']: lambda v: v / (1 + np.abs(v)), _U['trunc']: np.trunc,
+    _U['log2']: np.log2, _U['log10']: np.log10, _U['cbrt']: np.cbrt,
+    _U['arctan']: np.arctan, _U['tan']: np.tan,
+}
+
+
+def unary_np(op, x, out):
+    """out[...] := f(x); negative/abs/square/relu in x's dtype (they wrap), the rest via
+    float64; returns `out`."""
+    with np.errstate(all='ignore'):
+        if op == _U['negative']:
+            values = np.negative(x)
+        elif op == _U['abs']:
+            values = np.where(x >= 0, x, np.negative(x))
+        elif op == _U['square']:
+            values = x * x
+        elif op == _U['relu']:
+            values = np.where(x > 0, x, np.zeros((), dtype=x.dtype))
+        elif op in _UNARY_F64:
+            values = _UNARY_F64[op](x.astype(np.float64))
+        else:
+            raise ValueError(f"reference unary: unknown op code {op}")
+        out[...] = np.asarray(values).astype(x.dtype)
+    return out
+
+
+def gemm_np(a, b, trans_a=False, trans_b=False):
+    """op(a) · op(b) for 2-D float32/float64 arrays."""
+    if a.dtype not in (np.float32, np.float64) or b.dtype != a.dtype:
+        raise ValueError(f"reference gemm: needs float32 or float64 operands of one dtype, "
+                         f"got {a.dtype} and {b.dtype}")
+    x = a.T if trans_a else a
+    y = b.T if trans_b else b
+    return np.matmul(x, y).astype(a.dtype)

@@ -1,0 +1,28 @@
+"""``mx.kv``: key-value stores for parameter synchronisation (MXNet 1.x API).
+
+``create('local')`` (or ``'device'`` and MXNet's other single-process names) returns
+a ``KVStore`` that keeps one copy of each value in this process; see
+``mxcy.kvstore.local`` for its semantics.
+"""
+from mxcy.kvstore.local import KVStore, Updater, get_updater
+
+__all__ = ['KVStore', 'Updater', 'create', 'get_updater']
+
+# Single-process store types, all served by KVStore (one CPU device here).
+LOCAL_TYPES = ('local', 'device', 'local_update_cpu', 'local_allreduce_cpu',
+               'local_allreduce_device')
+# Distributed types: served by a backend that registers itself here (MPI, later).
+_BACKENDS = {}
+
+
+def create(name='local'):
+    """A new KVStore of the given type (MXNet 1.x ``mx.kv.create``)."""
+    if not isinstance(name, str):
+        raise TypeError(f"kv.create: name must be a str, got {type(name).__name__}")
+    if name in LOCAL_TYPES:
+        return KVStore(name)
+    if name in _BACKENDS:
+        return _BACKENDS[name](name)
+    known = ', '.join(repr(n) for n in LOCAL_TYPES + tuple(_BACKENDS))
+    raise ValueError(f"kv.create: unknown or unavailable KVStore type {name!r}; this build "
+                     f"supports {known}")
