@@ -1,6 +1,7 @@
 """mxcy: the MXNet 1.x programming model, compiled from Python and Cython.
 
-``import mxcy as mx`` and use ``mx.nd``, ``mx.engine``, ``mx.kv`` ... as in MXNet 1.x.
+``import mxcy as mx`` and use ``mx.nd``, ``mx.sym``, ``mx.engine``, ``mx.kv`` ... as in
+MXNet 1.x.
 """
 from mxcy import base, engine
 from mxcy.base import MXNetError
@@ -10,5 +11,13 @@ from mxcy import ndarray as nd
 from mxcy import random
 from mxcy import kvstore
 from mxcy import kvstore as kv
+from mxcy import operator
+from mxcy import name
+from mxcy import attribute
+from mxcy.attribute import AttrScope
+from mxcy import symbol
+from mxcy import symbol as sym
+from mxcy import executor
+from mxcy import test_utils
 
 __version__ = '0.1.0'
