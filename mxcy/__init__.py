@@ -19,5 +19,8 @@ from mxcy import symbol
 from mxcy import symbol as sym
 from mxcy import executor
 from mxcy import test_utils
+from mxcy import initializer
+from mxcy import initializer as init
+from mxcy import metric
 
 __version__ = '0.1.0'

@@ -7,8 +7,13 @@ Invariants:
   chunk, so every op on a view is ordered with every op on its base;
 * arithmetic validates shapes and dtypes here, before the push, so kernels never see
   bad input; errors inside kernels come back at the next wait;
-* float16 has no C kernel: its elementwise ops run through NumPy in a Python op, an
-  explicit branch (`_numpy_binary`), covered by tests.
+* float16 has no C kernel: its elementwise ops run `mxcy._reference` (NumPy, the same
+  semantics as the C kernels) in a Python op, an explicit branch (`_binary_np`,
+  `_unary_np` in _ndarray_index.pxi), covered by tests/ndarray/test_arith.py;
+* index keys and NumPy values are copied at the call, since the op runs later.
+
+The push helpers live in _ndarray_push.pxi, the NumPy paths and reshape rules in
+_ndarray_index.pxi (included below; one extension module).
 """
 cimport numpy as cnp
 from cpython.ref cimport Py_INCREF
@@ -435,7 +440,7 @@ def full(shape, val, ctx=None, dtype=None, out=None):
     """An array filled with `val`."""
     if out is None:
         out = empty(shape, ctx, dtype)
-    _fill(<NDArray>out, val)
+    _fill(<NDArray?>out, val)
     return out
 
 
@@ -453,8 +458,9 @@ def from_numpy_copy(source, ctx=None, dtype=None):
     code = dtype_code(src.dtype if dtype is None else dtype, 'array')
     out = empty(src.shape, ctx, CODE_DTYPES[code])
     src = np.ascontiguousarray(src, dtype=CODE_DTYPES[code])
-    # copy now, on this thread: `source` may change after we return
-    (<NDArray>out).wait_to_read()
+    # copy now, on this thread: `source` may change after we return. No wait is needed (a
+    # fresh chunk has no pending ops), and none is allowed: this also runs inside engine
+    # ops (a custom op's forward calling mx.nd.array), where a wait raises.
     np.copyto((<NDArray>out)._np_view(), src)
     return out
 

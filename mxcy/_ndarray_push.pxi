@@ -115,10 +115,14 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
     if out is None:
         o = _empty(oshape, x._dtype, x._ctx)
     else:
-        o = <NDArray>out
+        o = <NDArray?>out
         if o._shape != oshape:
             raise ValueError(f"{_BINARY_NAMES[op]}: in-place result of shape {oshape} does "
                              f"not fit the target of shape {o._shape}")
+        if o._dtype != x._dtype:
+            raise TypeError(f"{_BINARY_NAMES[op]}: out has dtype "
+                            f"{_NP_TYPES[o._dtype].__name__}, the operands "
+                            f"{_NP_TYPES[x._dtype].__name__}")
     if x._dtype == DT_FLOAT16:
         _push_numpy(_binary_np(op, None if y is not None else other),
                     [x] if y is None else [x, y], [o], _BINARY_NAMES[op])
@@ -175,7 +179,7 @@ def unary(x, int op, out=None):
     if out is None:
         o = _empty(xx._shape, xx._dtype, xx._ctx)
     else:
-        o = <NDArray>out
+        o = <NDArray?>out
         if o._shape != xx._shape or o._dtype != xx._dtype:
             raise ValueError(f"unary op: out has shape {o._shape} and dtype "
                              f"{_NP_TYPES[o._dtype].__name__}, expected {xx._shape} "

@@ -292,28 +292,38 @@ class Executor:
                 raise ValueError(f"copy_params_from: {name!r} is not an auxiliary state")
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new input shapes, sharing this one's memory where it fits."""
-        arg_shapes, _, aux_shapes = self._symbol.infer_shape(
-            **{**{n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)
-                  if n not in kwargs}, **kwargs}) if partial_shaping else \
-            self._symbol.infer_shape(**kwargs)
+        """A new executor for the input shapes in `kwargs`, sharing this one's memory.
 
-        def fit(old, shape, name):
-            if old is None:
-                return None
-            if old.shape == tuple(shape):
+        Shapes are inferred from `kwargs` alone. An array that keeps its shape is shared;
+        one that shrinks becomes a view of the old memory; one that grows needs
+        ``allow_up_sizing=True`` (a new array). An argument not named in `kwargs` whose
+        shape changes is an error unless ``partial_shaping=True`` (as in MXNet).
+        """
+        arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
+
+        def fit(old, shape, name, kind):
+            shape = tuple(shape)
+            if old is None or old.shape == shape:
                 return old
+            if name not in kwargs and not partial_shaping:
+                raise MXNetError(
+                    f"reshape: the shape of {kind} {name!r} would change from {old.shape} "
+                    f"to {shape} although it was not given; the new executor would not "
+                    "share it with this one. Pass partial_shaping=True if this is intended")
             size = int(np.prod(shape, dtype=np.int64))
             if size <= old.size:
-                return old.reshape((-1,))[:size].reshape(tuple(shape))
+                return old.reshape((-1,))[:size].reshape(shape)
             if not allow_up_sizing:
-                raise MXNetError(f"reshape: {name!r} grows from {old.shape} to {tuple(shape)}; "
-                                 "pass allow_up_sizing=True to allocate a larger array")
-            return _ndarray.zeros(tuple(shape), old.context, old.dtype)
-        new_args = [fit(a, s, n) for a, s, n in zip(self.arg_arrays, arg_shapes, self._arg_names)]
-        new_grads = [fit(g, s, n) for g, s, n in zip(self.grad_arrays, arg_shapes,
-                                                     self._arg_names)]
-        new_aux = [fit(a, s, n) for a, s, n in zip(self.aux_arrays, aux_shapes, self._aux_names)]
+                raise MXNetError(f"reshape: {kind} {name!r} grows from {old.shape} to {shape}; "
+                                 "pass allow_up_sizing=True to allocate a larger array (binding "
+                                 "the largest shape first and shrinking is cheaper)")
+            return _ndarray.zeros(shape, old.context, old.dtype)
+        new_args = [fit(a, s, n, 'argument')
+                    for a, s, n in zip(self.arg_arrays, arg_shapes, self._arg_names)]
+        new_grads = [fit(g, s, n, 'argument')
+                     for g, s, n in zip(self.grad_arrays, arg_shapes, self._arg_names)]
+        new_aux = [fit(a, s, n, 'auxiliary state')
+                   for a, s, n in zip(self.aux_arrays, aux_shapes, self._aux_names)]
         reqs = {n: self._grad_req[n] for n in self._arg_names}
         grads = dict(zip(self._arg_names, new_grads)) if any(g is not None for g in new_grads) \
             else None
@@ -332,11 +342,10 @@ def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shared_exec=None,
     """Bind with every array allocated (zeros) from inferred shapes and dtypes."""
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     names = symbol.list_arguments()
-    type_dict = dict(type_dict or {})
-    arg_types, _, aux_types = symbol.infer_type(**type_dict) if type_dict else (None, None, None)
-    if arg_types is None:
-        arg_types = [np.dtype(type_dict.get(n, np.float32)).type for n in names]
-        aux_types = [np.float32] * len(aux_shapes)
+    # dtypes from type_dict and the variables' own dtype= attributes; float32 otherwise
+    arg_types, _, aux_types = symbol.infer_type_partial(**dict(type_dict or {}))
+    arg_types = [t or np.float32 for t in arg_types]
+    aux_types = [t or np.float32 for t in aux_types]
     ctx = ctx if ctx is not None else current_context()
     args = [_ndarray.zeros(s, ctx, t) for s, t in zip(arg_shapes, arg_types)]
     aux = [_ndarray.zeros(s, ctx, t) for s, t in zip(aux_shapes, aux_types)]

@@ -160,7 +160,7 @@ def test_default_gpu_context_raises_at_array_creation_and_is_restored():
     assert mx.nd.zeros((2,)).context == mx.cpu(0)
 
 
-@pytest.mark.parametrize('bad', ['cpu', 0, None.__class__])
+@pytest.mark.parametrize('bad', ['cpu', 'cpu(0)', 0])
 def test_ctx_that_is_not_a_context_raises_typeerror(bad):
     with pytest.raises(TypeError, match='ctx must be a Context'):
         mx.nd.zeros((2,), ctx=bad)

@@ -41,7 +41,7 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
             raise TypeError(f"{op_name}: input '{slot}' must be a single-output symbol, "
                             f"got a group of {len(sym._outputs)}")
         inputs.append(sym._outputs[0])
-    node = _Node(spec, node_name, p, current_attr().get(attr), inputs)
+    node = _Node(spec, node_name, p, current_attr().get(attr), inputs, given=params)
     visible = spec.num_visible_outputs(p)
     return Symbol([(node, i) for i in range(visible)])
 

@@ -101,9 +101,11 @@ def infer_shape(symbol, args, kwargs, partial):
     aux_shapes = [known.get((id(n), 0)) for n in aux_nodes]
     out_shapes = [known.get((id(n), i)) for n, i in symbol._outputs]
     if not partial:
+        # a 0 in a shape means "unknown dimension" in MXNet 1.x, so it is not an answer
         missing = [n.name for n, s in zip(arg_nodes + aux_nodes, arg_shapes + aux_shapes)
-                   if s is None]
-        missing += [name for name, s in zip(symbol.list_outputs(), out_shapes) if s is None]
+                   if not _known(s)]
+        missing += [name for name, s in zip(symbol.list_outputs(), out_shapes)
+                    if not _known(s)]
         if missing:
             raise MXNetError(f"infer_shape: could not infer the shapes of {missing} from the "
                              f"given shapes {kwargs or '(none)'}; give more input shapes, or "
@@ -113,7 +115,23 @@ def infer_shape(symbol, args, kwargs, partial):
     return fill(arg_shapes), fill(out_shapes), fill(aux_shapes)
 
 
-def infer_type(symbol, args, kwargs):
+def _var_dtype(node):
+    """The dtype name of a variable's ``__dtype__`` attribute: MXNet's type flag ("0")
+    or, from older mxcy graphs, a dtype name."""
+    import numpy as np
+    from mxcy.base import CODE_DTYPES
+    text = node.attrs['__dtype__']
+    if text.strip().isdigit():
+        if int(text) not in CODE_DTYPES:
+            raise MXNetError(f"infer_type: variable {node.name!r} has unsupported dtype flag "
+                             f"__dtype__={text!r}; known flags: {sorted(CODE_DTYPES)}")
+        return np.dtype(CODE_DTYPES[int(text)]).name
+    return np.dtype(text).name
+
+
+def infer_type(symbol, args, kwargs, partial=False):
+    """(arg_types, out_types, aux_types) as NumPy types. Incomplete: an MXNetError naming
+    the unknowns, or (partial) None in their place."""
     import numpy as np
     if args:
         raise TypeError("infer_type takes dtypes by argument name, e.g. "
@@ -128,7 +146,7 @@ def infer_type(symbol, args, kwargs):
         known[(id(variables[name]), 0)] = np.dtype(dtype).name
     for name, node in variables.items():
         if (id(node), 0) not in known and '__dtype__' in node.attrs:
-            known[(id(node), 0)] = np.dtype(node.attrs['__dtype__']).name
+            known[(id(node), 0)] = _var_dtype(node)
 
     def infer_node(node, ins):
         new_ins, outs, aux = node.op.infer_type(node.params, ins[:node.num_args()])
@@ -136,11 +154,16 @@ def infer_type(symbol, args, kwargs):
     nodes = _run(symbol, known, infer_node, _describe('type', kwargs))
     aux_ids = aux_variable_ids(nodes)
     as_type = lambda t: None if t is None else np.dtype(t).type  # noqa: E731
-    args_t = [as_type(known.get((id(n), 0))) for n in nodes
-              if n.is_variable and id(n) not in aux_ids]
-    aux_t = [as_type(known.get((id(n), 0))) for n in nodes
-             if n.is_variable and id(n) in aux_ids]
+    arg_nodes = [n for n in nodes if n.is_variable and id(n) not in aux_ids]
+    aux_nodes = [n for n in nodes if n.is_variable and id(n) in aux_ids]
+    args_t = [as_type(known.get((id(n), 0))) for n in arg_nodes]
+    aux_t = [as_type(known.get((id(n), 0))) for n in aux_nodes]
     out_t = [as_type(known.get((id(n), i))) for n, i in symbol._outputs]
-    if any(t is None for t in args_t + out_t + aux_t):
-        return None, None, None
+    if not partial:
+        missing = [n.name for n, t in zip(arg_nodes + aux_nodes, args_t + aux_t) if t is None]
+        missing += [name for name, t in zip(symbol.list_outputs(), out_t) if t is None]
+        if missing:
+            raise MXNetError(f"infer_type: could not infer the dtypes of {missing} from the "
+                             f"given dtypes {kwargs or '(none)'}; give more input dtypes, or "
+                             "use infer_type_partial")
     return args_t, out_t, aux_t

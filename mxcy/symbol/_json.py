@@ -103,7 +103,7 @@ def load_json(json_str):
         if len(inputs) != expected:
             _fail(f"node {i} ({name!r}, {op_name}) has {len(inputs)} inputs, the operator "
                   f"takes {expected}")
-        nodes.append(_Node(spec, name, p, user, inputs))
+        nodes.append(_Node(spec, name, p, user, inputs, given=params))
     heads = []
     for ref in graph.get('heads', []):
         if not isinstance(ref, list) or len(ref) < 2 or not 0 <= ref[0] < len(nodes):

@@ -13,17 +13,21 @@ from mxcy.base import MXNetError
 
 _VAR_ATTRS = ('__shape__', '__dtype__', '__init__', '__lr_mult__', '__wd_mult__',
               '__storage_type__')
+_STYPE_IDS = {'default': 0, 'row_sparse': 1, 'csr': 2}     # MXNet's storage type ids
 
 
 class _Node:
-    __slots__ = ('op', 'name', 'params', 'attrs', 'inputs')
+    __slots__ = ('op', 'name', 'params', 'attrs', 'inputs', 'given')
 
-    def __init__(self, op, name, params=None, attrs=None, inputs=()):
+    def __init__(self, op, name, params=None, attrs=None, inputs=(), given=None):
         self.op = op
         self.name = name
         self.params = params
         self.attrs = dict(attrs or {})
         self.inputs = list(inputs)
+        # the parameters set explicitly: MXNet keeps (and shows, and saves) only those
+        self.given = frozenset(given if given is not None else
+                               (params.as_dict() if params is not None else ()))
 
     @property
     def is_variable(self):
@@ -41,8 +45,11 @@ class _Node:
         return len(self.op.arguments(self.params))
 
     def all_attrs(self):
-        """User attributes plus the operator parameters in MXNet's string form."""
-        out = {} if self.op is None else self.params.attrs()
+        """User attributes plus the explicitly given operator parameters in MXNet's
+        string form (defaults are not listed, as in MXNet's ``list_attr``/JSON)."""
+        out = {}
+        if self.op is not None:
+            out = {k: v for k, v in self.params.attrs().items() if k in self.given}
         out.update(self.attrs)
         return out
 
@@ -148,11 +155,10 @@ class Symbol:
         return Symbol(outs)
 
     def get_children(self):
-        """The inputs of this symbol's head node (None for a variable)."""
-        node = self._single_head('get_children')
-        if node.is_variable or not node.inputs:
-            return None
-        return Symbol(list(node.inputs))
+        """The inputs of this symbol's head nodes, as a Group (None when there are none,
+        e.g. for a variable)."""
+        inputs = [entry for node, _ in self._outputs for entry in node.inputs]
+        return Symbol(inputs) if inputs else None
 
     def _single_head(self, what):
         if len(self._outputs) != 1:
@@ -203,7 +209,8 @@ class Symbol:
                     inputs.append(replace[child.name])
                 else:
                     inputs.append((mapping[id(child)], idx))
-            mapping[id(node)] = _Node(node.op, node.name, node.params, node.attrs, inputs)
+            mapping[id(node)] = _Node(node.op, node.name, node.params, node.attrs, inputs,
+                                      node.given)
         outs = []
         for node, idx in self._outputs:
             if node.is_variable and node.name in replace:
@@ -246,6 +253,10 @@ class Symbol:
         from mxcy.symbol._infer import infer_type
         return infer_type(self, args, kwargs)
 
+    def infer_type_partial(self, *args, **kwargs):
+        from mxcy.symbol._infer import infer_type
+        return infer_type(self, args, kwargs, partial=True)
+
     # ------------------------------------------------------------ serialisation
     def tojson(self):
         from mxcy.symbol._json import to_json
@@ -263,8 +274,13 @@ class Symbol:
         self._outputs = load_json(state['json'])._outputs
 
     def debug_str(self):
-        """One line per node: variables, then each op with its inputs and parameters."""
-        lines = []
+        """The graph in MXNet's (nnvm's) text format: outputs, then each variable and each
+        operator with its inputs and attributes, in topological order."""
+        if len(self._outputs) == 1 and self._outputs[0][0].is_variable:
+            return f"Variable:{self._outputs[0][0].name}\n"
+        lines = ["Symbol Outputs:"]
+        lines.extend(f"\toutput[{i}]={node.name}({idx})"
+                     for i, (node, idx) in enumerate(self._outputs))
         for node in self._nodes():
             if node.is_variable:
                 lines.append(f"Variable:{node.name}")
@@ -273,20 +289,18 @@ class Symbol:
             lines.append(f"Op:{node.op.name}, Name={node.name}")
             lines.append("Inputs:")
             for i, (child, idx) in enumerate(node.inputs):
-                label = child.name if child.is_variable else child.output_names(False)[idx]
-                kind = 'Variable' if child.is_variable else 'Op'
-                lines.append(f"\targ[{i}]={label}({idx}) version=0" if kind == 'Op'
-                             else f"\targ[{i}]={label}(0) {kind}")
+                suffix = ' version=0' if child.is_variable else ''
+                lines.append(f"\targ[{i}]={child.name}({idx}){suffix}")
             attrs = node.all_attrs()
             if attrs:
                 lines.append("Attrs:")
-                lines.extend(f"\t{k}={v}" for k, v in attrs.items())
+                lines.extend(f"\t{k}={attrs[k]}" for k in sorted(attrs))
         return '\n'.join(lines) + '\n'
 
     def __repr__(self):
         if len(self._outputs) == 1:
             return f"<Symbol {self.name}>"
-        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+        return f"<Symbol group [{', '.join(node.name for node, _ in self._outputs)}]>"
 
     __str__ = __repr__
 
@@ -410,11 +424,14 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if wd_mult is not None:
         attrs['__wd_mult__'] = str(wd_mult)
     if dtype is not None:
-        attrs['__dtype__'] = str(np.dtype(dtype).name)
+        from mxcy.base import dtype_code
+        attrs['__dtype__'] = str(dtype_code(dtype, 'Variable dtype'))   # MXNet's type flag
     if init is not None:
         attrs['__init__'] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        attrs['__storage_type__'] = str(stype)
+        if stype not in _STYPE_IDS:
+            raise ValueError(f"Variable: stype must be one of {list(_STYPE_IDS)}, got {stype!r}")
+        attrs['__storage_type__'] = str(_STYPE_IDS[stype])
     for key, value in kwargs.items():
         if key.startswith('__') and key.endswith('__'):
             attrs[key] = str(value)

@@ -31,7 +31,7 @@ def run_python(tmp_path, code, env=None, args=()):
     script.write_text(textwrap.dedent(code))
     full_env = {k: v for k, v in os.environ.items() if k not in ENGINE_ENV}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, str(script), *args], env=full_env,
+    return subprocess.run([sys.executable, str(script), *args], env=full_env, check=False,
                           capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
 
 

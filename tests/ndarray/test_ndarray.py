@@ -109,6 +109,23 @@ def test_array_unsupported_dtype_raises_typeerror_naming_it():
         mx.nd.array([1, 2], dtype='nonsense')
 
 
+def test_array_can_be_created_inside_an_engine_op():
+    # MXNet custom ops build arrays in forward (`mx.nd.array(y)`); that must not wait
+    made = {}
+
+    def op():
+        made['list'] = mx.nd.array([1, 2, 3])
+        made['numpy'] = mx.nd.array(np.arange(4), dtype='int64')
+        made['arange'] = mx.nd.arange(3)
+        made['zeros'] = mx.nd.zeros((2,))
+    mx.engine.push(op, writes=[mx.engine.new_var()], name='builds_arrays')
+    mx.nd.waitall()
+    np.testing.assert_array_equal(made['list'].asnumpy(), [1, 2, 3])
+    np.testing.assert_array_equal(made['numpy'].asnumpy(), [0, 1, 2, 3])
+    np.testing.assert_array_equal(made['arange'].asnumpy(), [0, 1, 2])
+    np.testing.assert_array_equal(made['zeros'].asnumpy(), [0, 0])
+
+
 # ---------------------------------------------------------------- empty/zeros/ones/full
 @pytest.mark.parametrize('shape, expected', [
     (3, (3,)), ((2, 3), (2, 3)), ([2, 3], (2, 3)), (np.int64(3), (3,)),

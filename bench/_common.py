@@ -1,0 +1,54 @@
+"""Helpers shared by the bench scripts: pick the library, time fairly, print JSON lines."""
+import argparse
+import importlib
+import json
+import os
+import time
+
+import numpy as np
+
+
+def parse(description, figures):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument('--lib', default='mxcy', help="mxcy (default) or mxnet")
+    parser.add_argument('--only', default=None, choices=figures)
+    parser.add_argument('--reps', type=int, default=5)
+    return parser.parse_args()
+
+
+def load(lib):
+    mx = importlib.import_module(lib)
+    return mx
+
+
+def best_interleaved(variants, reps):
+    """{name: fn} -> {name: best seconds}; each variant runs once per round, in turn, so a
+    library and its NumPy floor see the same machine load."""
+    for fn in variants.values():
+        fn()
+    best = {k: float('inf') for k in variants}
+    for _ in range(reps):
+        for k, fn in variants.items():
+            t = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+def emit(bench, figure, lib, value, unit, numpy_value=None, better='lower', **extra):
+    line = {'bench': bench, 'figure': figure, 'lib': lib, 'value': value, 'unit': unit}
+    if numpy_value is not None:
+        line['numpy'] = numpy_value
+        line['ratio_vs_numpy'] = round(value / numpy_value, 4) if numpy_value else None
+    line['better'] = better
+    line.update(extra)
+    line['cpus'] = len(os.sched_getaffinity(0))
+    line['loadavg_1m'] = round(os.getloadavg()[0], 2)
+    print(json.dumps(line), flush=True)
+
+
+def check_close(what, got, ref, rtol=1e-3, atol=1e-4):
+    """Correctness guard: a broken library must not post a fast number."""
+    if not np.allclose(got, ref, rtol=rtol, atol=atol):
+        raise SystemExit(f"{what}: result differs from NumPy (max abs err "
+                         f"{np.max(np.abs(np.asarray(got) - ref))})")

@@ -1,0 +1,177 @@
+# Part of mxcy/_ops.pyx (textually included there): activation gradients and softmax, and their push wrappers.
+# ---------------------------------------------------------------- activation gradients
+cdef inline double dact(double v, int op) noexcept nogil:
+    """f'(·) in terms of v, the input or the output as the code says (see _ops.pxd)."""
+    cdef double s
+    if op == G_RELU:
+        return 1.0 if v > 0 else 0.0
+    if op == G_SIGMOID:
+        return v * (1.0 - v)
+    if op == G_TANH:
+        return 1.0 - v * v
+    if op == G_SOFTRELU:
+        return 1.0 / (1.0 + exp(-v))
+    if op == G_SOFTSIGN:
+        s = 1.0 + fabs(v)
+        return 1.0 / (s * s)
+    if op == G_SQUARE:
+        return 2.0 * v
+    if op == G_SQRT:
+        return 0.5 / v
+    if op == G_EXP:
+        return v
+    if op == G_LOG:
+        return 1.0 / v
+    if op == G_ABS:
+        return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+    if op == G_SOFTRELU_Y:
+        return -expm1(-v)
+    if op == G_SOFTSIGN_Y:
+        s = 1.0 - fabs(v)
+        return s * s
+    return 1.0
+
+
+cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
+                     int req) noexcept nogil:
+    """dx (req) dy · f'(v)."""
+    cdef int64_t i
+    cdef real_t g
+    if op == G_RELU:
+        for i in range(n):
+            g = dy[i] if v[i] > 0 else 0
+            dx[i] = g + dx[i] if req == 2 else g
+        return
+    for i in range(n):
+        g = <real_t>(dy[i] * dact(v[i], op)) if v != NULL else dy[i]
+        dx[i] = g + dx[i] if req == 2 else g
+
+
+cdef int grad_kernel(void* args, char* errmsg) noexcept nogil:
+    cdef GradArgs* a = <GradArgs*>args
+    if a.dtype == DT_FLOAT32:
+        grad_typed(<float*>a.v, <float*>a.dy, <float*>a.dx, a.n, a.op, a.req)
+    elif a.dtype == DT_FLOAT64:
+        grad_typed(<double*>a.v, <double*>a.dy, <double*>a.dx, a.n, a.op, a.req)
+    else:
+        return set_error(errmsg, b"activation gradient: float32 or float64 only", ERR_VALUE)
+    return 0
+
+
+# ---------------------------------------------------------------- softmax
+cdef void softmax_typed(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noexcept nogil:
+    """Along the middle axis of (outer, length, inner):
+    forward  y = softmax(x / T) (or its log);
+    backward dx = y (dy − Σ dy·y) / T  (log: dx = (dy − exp(y) Σ dy) / T)."""
+    cdef int64_t o, i, j, base, L = a.length, S = a.inner
+    cdef double m, s, t, inv_t = 1.0 / a.temperature, r
+    for o in range(a.outer):
+        for j in range(S):
+            base = o * L * S + j
+            if not a.backward:
+                m = x[base]
+                for i in range(1, L):
+                    if x[base + i * S] > m:
+                        m = x[base + i * S]
+                s = 0
+                for i in range(L):
+                    s += exp((x[base + i * S] - m) * inv_t)
+                if a.log:
+                    t = log(s)
+                    for i in range(L):
+                        r = (x[base + i * S] - m) * inv_t - t
+                        out[base + i * S] = <real_t>(r + out[base + i * S] if a.req == 2 else r)
+                else:
+                    for i in range(L):
+                        r = exp((x[base + i * S] - m) * inv_t) / s
+                        out[base + i * S] = <real_t>(r + out[base + i * S] if a.req == 2 else r)
+            else:
+                s = 0
+                if a.log:
+                    for i in range(L):
+                        s += dy[base + i * S]
+                    for i in range(L):
+                        r = (dy[base + i * S] - exp(x[base + i * S]) * s) * inv_t
+                        out[base + i * S] = <real_t>(r + out[base + i * S] if a.req == 2 else r)
+                else:
+                    for i in range(L):
+                        s += dy[base + i * S] * x[base + i * S]
+                    for i in range(L):
+                        r = x[base + i * S] * (dy[base + i * S] - s) * inv_t
+                        out[base + i * S] = <real_t>(r + out[base + i * S] if a.req == 2 else r)
+
+
+cdef int softmax_kernel(void* args, char* errmsg) noexcept nogil:
+    cdef SoftmaxArgs* a = <SoftmaxArgs*>args
+    if a.dtype == DT_FLOAT32:
+        softmax_typed(a, <float*>a.x, <float*>a.dy, <float*>a.out)
+    elif a.dtype == DT_FLOAT64:
+        softmax_typed(a, <double*>a.x, <double*>a.dy, <double*>a.out)
+    else:
+        return set_error(errmsg, b"softmax: float32 or float64 only", ERR_VALUE)
+    return 0
+
+
+# ---------------------------------------------------------------- pushing to the engine
+from mxcy._engine cimport EVar, push_kernel, FLAG_SMALL
+from mxcy._ndptr cimport nd_ptr, nd_var
+
+cdef bytes _B_GRAD = b"activation_backward"
+cdef bytes _B_SOFTMAX = b"softmax"
+_REQ = {'null': 0, 'write': 1, 'inplace': 1, 'add': 2}
+
+
+def push_grad(int op, v, dy, dx, str req='write'):
+    """Push dx (req) dy · f'(v) (NDArrays of one float dtype and size; v None for identity)."""
+    cdef GradArgs a
+    cdef EVar* reads[2]
+    cdef EVar* w
+    cdef int nr = 1
+    a.req = _REQ[req]
+    if a.req == 0:
+        return
+    a.dy = nd_ptr(dy)
+    a.dx = nd_ptr(dx)
+    reads[0] = nd_var(dy)
+    a.v = NULL
+    if v is not None:
+        a.v = nd_ptr(v)
+        reads[1] = nd_var(v)
+        nr = 2
+    a.n = dx.size
+    a.dtype = _NP_CODES[np.dtype(dx.dtype)]
+    a.op = op
+    w = nd_var(dx)
+    push_kernel(grad_kernel, &a, sizeof(a), reads, nr, &w, 1, 0, _B_GRAD,
+                FLAG_SMALL if a.n <= 16384 else 0)
+
+
+def push_softmax(x, out, int axis, double temperature=1.0, bint log=False, dy=None,
+                 str req='write'):
+    """Push softmax(x) along axis into out, or (dy given, x = y) its backward into out."""
+    cdef SoftmaxArgs a
+    cdef EVar* reads[2]
+    cdef EVar* w
+    cdef int nr = 1
+    shape = x.shape
+    a.outer = int(np.prod(shape[:axis], dtype=np.int64))
+    a.length = shape[axis]
+    a.inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    a.req = _REQ[req]
+    if a.req == 0:
+        return
+    a.x = nd_ptr(x)
+    reads[0] = nd_var(x)
+    a.dy = NULL
+    if dy is not None:
+        a.dy = nd_ptr(dy)
+        reads[1] = nd_var(dy)
+        nr = 2
+    a.out = nd_ptr(out)
+    a.dtype = _NP_CODES[np.dtype(x.dtype)]
+    a.log = log
+    a.backward = dy is not None
+    a.temperature = temperature
+    w = nd_var(out)
+    push_kernel(softmax_kernel, &a, sizeof(a), reads, nr, &w, 1, 0, _B_SOFTMAX,
+                FLAG_SMALL if x.size <= 16384 else 0)

@@ -1,0 +1,163 @@
+"""BaseModule: ``fit``, ``score`` and ``predict`` written only against a small interface.
+
+Subclasses implement ``bind``, ``init_params``, ``init_optimizer``, ``forward``,
+``backward``, ``update``, ``update_metric``, ``get_outputs``, ``get_params`` and
+``set_params``; the loops here never look inside. Callbacks are the extension point: a
+batch-end, epoch-end or evaluation-end callback that returns ``False`` stops training
+(MXNet ignored that return value, mx#3737), so early stopping needs no new flags.
+"""
+import logging
+import time
+
+import numpy as np
+
+from mxcy import metric as metric_module
+from mxcy import ndarray as nd
+from mxcy.model import BatchEndParam
+
+
+def _as_list(obj):
+    if obj is None:
+        return []
+    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+
+
+def _call_all(callbacks, *args):
+    """Run every callback; True when one of them asked to stop (returned False)."""
+    stop = False
+    for callback in _as_list(callbacks):
+        if callback(*args) is False:
+            stop = True
+    return stop
+
+
+class BaseModule:
+    def __init__(self, logger=logging):
+        self.logger = logger
+        self.binded = False
+        self.for_training = False
+        self.inputs_need_grad = False
+        self.params_initialized = False
+        self.optimizer_initialized = False
+        self._symbol = None
+        self._total_exec_bytes = 0
+
+    # ------------------------------------------------------------ high level
+    def forward_backward(self, data_batch):
+        self.forward(data_batch, is_train=True)
+        self.backward()
+
+    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
+              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):
+        """Evaluate on `eval_data`; padded samples of a last batch are not counted."""
+        assert self.binded and self.params_initialized
+        if reset:
+            eval_data.reset()
+        eval_metric = metric_module.create(eval_metric)
+        eval_metric.reset()
+        actual = 0
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(batch, is_train=False)
+            self.update_metric(eval_metric, batch.label)
+            _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
+            actual = nbatch + 1
+        if _call_all(score_end_callback, BatchEndParam(epoch, actual, eval_metric, locals())):
+            self._stop_requested = True
+        return eval_metric.get_name_value()
+
+    def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
+        """Yield (outputs without padding, batch index, batch) per batch."""
+        assert self.binded and self.params_initialized
+        if reset:
+            eval_data.reset()
+        for nbatch, batch in enumerate(eval_data):
+            if num_batch is not None and nbatch == num_batch:
+                break
+            self.forward(batch, is_train=False)
+            pad = batch.pad or 0
+            outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
+            yield outputs, nbatch, batch
+
+    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
+                always_output_list=False, sparse_row_id_fn=None):
+        """Outputs over `eval_data` (padding removed), concatenated over batches."""
+        if isinstance(eval_data, (np.ndarray, nd.NDArray)):
+            from mxcy.io import NDArrayIter
+            eval_data = NDArrayIter(eval_data, batch_size=eval_data.shape[0])
+        outputs = [[o.copy() for o in outs]
+                   for outs, _, _ in self.iter_predict(eval_data, num_batch, reset)]
+        if not outputs:
+            return []
+        if not merge_batches:
+            return outputs
+        merged = [nd.concatenate(list(parts), axis=0) for parts in zip(*outputs)]
+        if len(merged) == 1 and not always_output_list:
+            return merged[0]
+        return merged
+
+    def fit(self, train_data, eval_data=None, eval_metric='acc', epoch_end_callback=None,
+            batch_end_callback=None, kvstore='local', optimizer='sgd',
+            optimizer_params=(('learning_rate', 0.01),), eval_end_callback=None,
+            eval_batch_end_callback=None, initializer=None, arg_params=None,
+            aux_params=None, allow_missing=False, force_rebind=False, force_init=False,
+            begin_epoch=0, num_epoch=None, validation_metric=None, monitor=None,
+            sparse_row_id_fn=None, epoch_size=None):
+        """Train: bind, initialise, then per epoch run every batch, log, call back."""
+        from mxcy import initializer as init
+        if num_epoch is None:
+            raise ValueError("fit: num_epoch must be given")
+        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
+                  for_training=True, force_rebind=force_rebind)
+        if monitor is not None:
+            self.install_monitor(monitor)
+        self.init_params(initializer=initializer if initializer is not None
+                         else init.Uniform(0.01), arg_params=arg_params,
+                         aux_params=aux_params, allow_missing=allow_missing,
+                         force_init=force_init)
+        self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
+                            optimizer_params=optimizer_params)
+        validation_metric = validation_metric if validation_metric is not None else eval_metric
+        eval_metric = metric_module.create(eval_metric)
+        self._stop_requested = False
+        for epoch in range(begin_epoch, num_epoch):
+            tic = time.time()
+            eval_metric.reset()
+            nbatch = 0
+            stop = False
+            for data_batch in train_data:
+                if monitor is not None:
+                    monitor.tic()
+                self.forward_backward(data_batch)
+                self.update()
+                self.update_metric(eval_metric, data_batch.label)
+                if monitor is not None:
+                    monitor.toc_print()
+                stop = _call_all(batch_end_callback,
+                                 BatchEndParam(epoch, nbatch, eval_metric, locals()))
+                nbatch += 1
+                if stop or (epoch_size is not None and nbatch >= epoch_size):
+                    break
+            for name, value in eval_metric.get_name_value():
+                self.logger.info('Epoch[%d] Train-%s=%f', epoch, name, value)
+            self.logger.info('Epoch[%d] Time cost=%.3f', epoch, time.time() - tic)
+            arg_params, aux_params = self.get_params()
+            self.set_params(arg_params, aux_params)
+            stop = _call_all(epoch_end_callback, epoch, self.symbol, arg_params,
+                             aux_params) or stop
+            if eval_data is not None:
+                res = self.score(eval_data, validation_metric,
+                                 score_end_callback=eval_end_callback,
+                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
+                for name, value in res:
+                    self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
+                stop = stop or self._stop_requested
+            train_data.reset()
+            if stop:
+                self.logger.info('Epoch[%d] a callback asked to stop training', epoch)
+                break
+
+    @property
+    def symbol(self):
+        return self._symbol
