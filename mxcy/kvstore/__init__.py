@@ -11,8 +11,15 @@ __all__ = ['KVStore', 'Updater', 'create', 'get_updater']
 # Single-process store types, all served by KVStore (one CPU device here).
 LOCAL_TYPES = ('local', 'device', 'local_update_cpu', 'local_allreduce_cpu',
                'local_allreduce_device')
-# Distributed types: served by a backend that registers itself here (MPI, later).
-_BACKENDS = {}
+
+
+def _dist(name):
+    from mxcy.kvstore.dist_mpi import DistKVStore
+    return DistKVStore(name)
+
+
+# Distributed types: synchronous data parallelism over MPI ranks (mxcy.kvstore.dist_mpi).
+_BACKENDS = {'dist_sync': _dist, 'dist_device_sync': _dist}
 
 
 def create(name='local'):

@@ -204,8 +204,10 @@ class Module(BaseModule):
         self._kvstore = kv
         self._updater = opt.get_updater(optimizer)
         if kv is not None:
+            # every rank starts from rank 0's weights
             for name in self._param_names:
                 kv.init(name, self._exec.arg_dict[name])
+                kv.pull(name, out=self._exec.arg_dict[name])
         self.optimizer_initialized = True
         states = getattr(self, '_preload_opt_states', None)
         if states is not None:
@@ -249,15 +251,13 @@ class Module(BaseModule):
         distributed training: push the gradient, pull the reduced result)."""
         assert self.optimizer_initialized
         args, grads = self._exec.arg_dict, self._exec.grad_dict
-        kv = self._kvstore
-        for i, name in enumerate(self._param_names):
-            grad = grads.get(name)
-            if grad is None:
-                continue
-            if kv is not None:
-                kv.push(name, grad, priority=-i)
-                kv.pull(name, out=grad, priority=-i)
-            self._updater(i, grad, args[name])
+        trained = [(i, n) for i, n in enumerate(self._param_names) if grads.get(n) is not None]
+        if self._kvstore is not None and trained:
+            names = [n for _, n in trained]
+            self._kvstore.pushpull(names, [grads[n] for n in names],
+                                   out=[grads[n] for n in names])
+        for i, name in trained:
+            self._updater(i, grads[name], args[name])
 
     def get_outputs(self, merge_multi_context=True):
         assert self.binded
