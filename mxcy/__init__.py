@@ -18,9 +18,15 @@ from mxcy.attribute import AttrScope
 from mxcy import symbol
 from mxcy import symbol as sym
 from mxcy import executor
+from mxcy import visualization
+from mxcy import visualization as viz
+from mxcy import lr_scheduler
+from mxcy import optimizer
+from mxcy import optimizer as opt
 from mxcy import test_utils
 from mxcy import initializer
 from mxcy import initializer as init
 from mxcy import metric
+from mxcy import io
 
 __version__ = '0.1.0'

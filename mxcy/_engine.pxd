@@ -39,6 +39,11 @@ cdef struct EVar:
     int write_running
     int64_t version
     ErrorRec* error
+    int bulk_refs          # open bulk groups (of any thread) that use this var
+    int delete_deferred    # delete_var arrived while bulk_refs > 0
+    free_fn del_fn
+    void* del_ptr
+    size_t del_nbytes
 
 cdef class Var:
     """An engine variable; when `data` is set it also owns a pooled memory chunk."""
@@ -74,3 +79,5 @@ cdef struct EOp:
     void* free_ptr
     size_t free_nbytes
     EDep* deps
+    EOp* pprev             # the list of pending ops, in push order (for wait_all)
+    EOp* pnext

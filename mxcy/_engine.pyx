@@ -91,6 +91,8 @@ cdef int g_heap_len = 0
 cdef int g_heap_cap = 0
 cdef int64_t g_seq = 0
 cdef int64_t g_pending = 0          # registered, not completed
+cdef EOp* g_pend_head = NULL        # pending ops in push (sequence) order
+cdef EOp* g_pend_tail = NULL
 cdef int64_t g_max_pending = 4096
 cdef int g_naive = 0
 cdef int g_shutdown = 0             # after interpreter exit began: run everything inline
@@ -196,12 +198,14 @@ cdef int wait_all_c() except -1:
     global g_nwaiters, g_nerrors
     cdef ErrorRec* first = NULL
     cdef int i
+    cdef int64_t upto
     check_not_in_op("waitall")
     bulk_flush()
     with nogil:
         pthread_mutex_lock(&g_lock)
+        upto = g_seq
         g_nwaiters += 1
-        while g_pending > 0:
+        while not pushed_before_done(upto):
             pthread_cond_wait(&g_done_cv, &g_lock)
         g_nwaiters -= 1
         if g_nerrors > 0:
@@ -219,6 +223,17 @@ cdef int wait_all_c() except -1:
 cdef int delete_cvar(EVar* v, free_fn on_free, void* ptr, size_t nbytes) except -1:
     cdef EOp* op
     bulk_flush()
+    pthread_mutex_lock(&g_lock)
+    if v.bulk_refs > 0:
+        # an open bulk group of another thread still uses v: that thread pushes the
+        # delete when it flushes the group, so the delete stays after the group's ops
+        v.delete_deferred = 1
+        v.del_fn = on_free
+        v.del_ptr = ptr
+        v.del_nbytes = nbytes
+        pthread_mutex_unlock(&g_lock)
+        return 0
+    pthread_mutex_unlock(&g_lock)
     op = new_op(1, 0)
     if op == NULL:
         raise MemoryError("mxcy engine: out of memory")
@@ -440,10 +455,13 @@ def flush_bulk():
 
 
 cdef void wait_pending_quiet() noexcept nogil:
+    """Wait for the ops pushed so far (not for ones other threads push meanwhile)."""
     global g_nwaiters
+    cdef int64_t upto
     pthread_mutex_lock(&g_lock)
+    upto = g_seq
     g_nwaiters += 1
-    while g_pending > 0:
+    while not pushed_before_done(upto):
         pthread_cond_wait(&g_done_cv, &g_lock)
     g_nwaiters -= 1
     pthread_mutex_unlock(&g_lock)
@@ -466,8 +484,11 @@ def _at_exit():
         pass
     with nogil:
         wait_pending_quiet()
-        stop_workers()
+    # from here on every push runs inline, so a thread that keeps pushing cannot keep
+    # the workers (and the exit) busy
     g_shutdown = 1
+    with nogil:
+        stop_workers()
 
 
 def _before_fork():
@@ -514,12 +535,21 @@ def _configure_from_env():
         g_naive = 1 if kind == 'NaiveEngine' else 0
     n = os.environ.get('MXCY_CPU_WORKER_NTHREADS',
                        os.environ.get('MXNET_CPU_WORKER_NTHREADS', ''))
-    g_nworkers_wanted = int(n) if n else _default_workers()
-    if not 1 <= g_nworkers_wanted <= MAX_WORKERS:
-        raise ValueError(f"MXCY_CPU_WORKER_NTHREADS must be in [1, {MAX_WORKERS}], got {n}")
+    g_nworkers_wanted = _env_int('MXCY_CPU_WORKER_NTHREADS', n, 1, MAX_WORKERS) if n \
+        else _default_workers()
     m = os.environ.get('MXCY_ENGINE_MAX_PENDING', '')
     if m:
-        g_max_pending = max(1, int(m))
+        g_max_pending = _env_int('MXCY_ENGINE_MAX_PENDING', m, 1, 1 << 62)
+
+
+def _env_int(name, text, low, high):
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {text!r}") from None
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+    return value
 
 
 _configure_from_env()

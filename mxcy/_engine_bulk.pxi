@@ -49,6 +49,10 @@ cdef int bulk_add_var(BulkState* b, EVar* v, int is_write) noexcept nogil:
             if is_write:
                 b.is_write[i] = 1
             return 0
+    # the var must outlive the group even if its array is freed on another thread
+    pthread_mutex_lock(&g_lock)
+    v.bulk_refs += 1
+    pthread_mutex_unlock(&g_lock)
     if b.nvars == b.vars_cap:
         b.vars_cap = 16 if b.vars_cap == 0 else b.vars_cap * 2
         b.vars = <EVar**>realloc(b.vars, b.vars_cap * sizeof(EVar*))
@@ -65,7 +69,8 @@ cdef int bulk_flush() except -1:
     cdef int i, n
     cdef EVar** reads
     cdef EVar** writes
-    cdef int nr = 0, nw = 0
+    cdef EVar** vars_copy
+    cdef int nr = 0, nw = 0, nvars
     if b == NULL or b.count == 0:
         return 0
     op = new_op(b.nvars, b.used)
@@ -92,11 +97,35 @@ cdef int bulk_flush() except -1:
     op.fn = run_bulk
     op.cname = "bulk"
     op.priority = b.priority
+    nvars = b.nvars
+    vars_copy = <EVar**>malloc(nvars * sizeof(EVar*) + 1)
+    memcpy(vars_copy, b.vars, nvars * sizeof(EVar*))
     b.count = 0
     b.used = 16
     b.nvars = 0
     b.priority = 0
-    submit(op, 1, 1)
+    try:
+        submit(op, 1, 1)
+    finally:
+        release_bulk_vars(vars_copy, nvars)
+        free(vars_copy)
+    return 0
+
+
+cdef int release_bulk_vars(EVar** vs, int n) except -1:
+    """Drop the group's hold on its vars; push the deletes that arrived meanwhile."""
+    cdef int i
+    cdef EVar* v
+    for i in range(n):
+        v = vs[i]
+        pthread_mutex_lock(&g_lock)
+        v.bulk_refs -= 1
+        if v.bulk_refs == 0 and v.delete_deferred:
+            v.delete_deferred = 0
+            pthread_mutex_unlock(&g_lock)
+            delete_cvar(v, v.del_fn, v.del_ptr, v.del_nbytes)
+        else:
+            pthread_mutex_unlock(&g_lock)
     return 0
 
 

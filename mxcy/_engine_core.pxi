@@ -211,6 +211,35 @@ cdef void prepare_locked(EOp* op) noexcept nogil:
             return
 
 
+cdef inline void pending_link(EOp* op) noexcept nogil:
+    """Append a newly registered op to the pending list (lock held)."""
+    global g_pend_head, g_pend_tail
+    op.pnext = NULL
+    op.pprev = g_pend_tail
+    if g_pend_tail != NULL:
+        g_pend_tail.pnext = op
+    else:
+        g_pend_head = op
+    g_pend_tail = op
+
+
+cdef inline void pending_unlink(EOp* op) noexcept nogil:
+    global g_pend_head, g_pend_tail
+    if op.pprev != NULL:
+        op.pprev.pnext = op.pnext
+    else:
+        g_pend_head = op.pnext
+    if op.pnext != NULL:
+        op.pnext.pprev = op.pprev
+    else:
+        g_pend_tail = op.pprev
+
+
+cdef inline int pushed_before_done(int64_t seq) noexcept nogil:
+    """Whether every op registered with a sequence number <= seq has completed."""
+    return g_pend_head == NULL or g_pend_head.seq > seq
+
+
 cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
     """Release every dependency of a finished op, record its error, free it."""
     global g_pending, g_nerrors, g_errors_cap, g_errors
@@ -249,6 +278,7 @@ cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
         error_release_locked(v.error)
         free(v)
     g_pending -= 1
+    pending_unlink(op)
     if g_nwaiters > 0:
         pthread_cond_broadcast(&g_done_cv)
     free(op)
@@ -475,6 +505,7 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
     g_seq += 1
     op.seq = g_seq
     g_pending += 1
+    pending_link(op)
     g_stat_pushed += 1
     ready = register_locked(op)
     if ready:

@@ -216,6 +216,13 @@ class Executor:
             out_grads = [None] * len(heads)
         elif isinstance(out_grads, _ndarray.NDArray):
             out_grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            names = self._symbol.list_outputs()
+            unknown = [k for k in out_grads if k not in names]
+            if unknown:
+                raise ValueError(f"backward: out_grads names unknown output(s) {unknown}; "
+                                 f"outputs are {names}")
+            out_grads = [out_grads.get(k) for k in names]
         if len(out_grads) != len(heads):
             raise ValueError(f"backward: {len(out_grads)} head gradients for {len(heads)} "
                              "outputs")

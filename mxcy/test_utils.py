@@ -157,3 +157,197 @@ def check_op_backward(op_name, params, inputs, aux=(), is_train=True, grad_nodes
             assert_almost_equal(grads[i], expected, rtol, atol,
                                 names=(f"{op_name} d{names[i]} (req={req})",
                                        'finite differences'))
+
+
+# ---------------------------------------------------------------- symbol-level helpers
+# MXNet's names and signatures: a symbol is bound to NumPy `location` values (a list in
+# list_arguments() order or a dict by name, cast to `dtype`), run, and compared.
+def _parse_location(sym, location, ctx, dtype=np.float32):
+    names = sym.list_arguments()
+    if isinstance(location, dict):
+        if set(location) != set(names):
+            raise ValueError(f"Symbol arguments and keys of the given location do not match: "
+                             f"symbol arguments {names}, location keys {sorted(location)}")
+    else:
+        location = list(location)
+        if len(location) != len(names):
+            raise ValueError(f"location has {len(location)} arrays, the symbol has "
+                             f"{len(names)} arguments {names}")
+        location = dict(zip(names, location))
+    return {k: array(v, ctx=ctx, dtype=v.dtype if dtype == 'asnumpy' else dtype)
+            if isinstance(v, np.ndarray) else v for k, v in location.items()}
+
+
+def _parse_aux_states(sym, aux_states, ctx, dtype=np.float32):
+    if aux_states is None:
+        return None
+    names = sym.list_auxiliary_states()
+    if isinstance(aux_states, dict):
+        if set(aux_states) != set(names):
+            raise ValueError(f"Symbol aux_states names and given aux_states do not match: "
+                             f"symbol {names}, given {sorted(aux_states)}")
+    else:
+        aux_states = dict(zip(names, aux_states))
+    return {k: array(v, ctx=ctx, dtype=dtype) for k, v in aux_states.items()}
+
+
+def simple_forward(sym, ctx=None, is_train=False, **inputs):
+    """Bind `sym` to the NumPy `inputs` (as float32 NDArrays), run forward, return the
+    output as a NumPy array (a list of them when there are several)."""
+    ctx = ctx or default_context()
+    exe = sym.bind(ctx, args={k: array(v, ctx=ctx) for k, v in inputs.items()})
+    exe.forward(is_train=is_train)
+    outputs = [x.asnumpy() for x in exe.outputs]
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def check_symbolic_forward(sym, location, expected, rtol=1e-4, atol=None, aux_states=None,
+                           ctx=None, equal_nan=False, dtype=np.float32):
+    """Forward (is_train=False) of `sym` at `location` equals `expected` (a list in
+    list_outputs() order or a dict by output name); returns the output NDArrays."""
+    ctx = ctx or default_context()
+    location = _parse_location(sym, location, ctx, dtype)
+    aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
+    if isinstance(expected, dict):
+        expected = [expected[k] for k in sym.list_outputs()]
+    exe = sym.bind(ctx, args=location, aux_states=aux_states)
+    exe.forward(is_train=False)
+    outputs = [x.asnumpy() for x in exe.outputs]
+    if len(expected) != len(outputs):
+        raise AssertionError(f"check_symbolic_forward: {len(expected)} expected arrays for "
+                             f"{len(outputs)} outputs {sym.list_outputs()}")
+    for name, expect, output in zip(sym.list_outputs(), expected, outputs):
+        assert_almost_equal(expect, output, rtol, atol, (f"EXPECTED_{name}", f"FORWARD_{name}"),
+                            equal_nan=equal_nan)
+    return exe.outputs
+
+
+def _as_head_grad(g, ctx):
+    if isinstance(g, np.ndarray):
+        return array(g, ctx=ctx, dtype=np.float32 if g.dtype == np.float16 else g.dtype)
+    return g
+
+
+def check_symbolic_backward(sym, location, out_grads, expected, rtol=1e-5, atol=None,
+                            aux_states=None, grad_req='write', ctx=None, grad_stypes=None,
+                            equal_nan=False, dtype=np.float32):
+    """Backward of `sym` at `location` with head gradients `out_grads` gives `expected`
+    (a list in list_arguments() order or a dict by name). Gradient buffers start filled
+    with random values, so 'add' must add onto them and 'null' must leave them alone.
+    Returns the gradient NDArrays by name."""
+    ctx = ctx or default_context()
+    location = _parse_location(sym, location, ctx, dtype)
+    aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
+    names = sym.list_arguments()
+    if isinstance(expected, (list, tuple)):
+        expected = dict(zip(names, expected))
+    expected = {k: np.asarray(v) for k, v in expected.items()}
+    # dirty buffers (in each argument's dtype), so a backward that ignores grad_req shows
+    rng = np.random.default_rng(0)
+    grads_npy = {k: rng.standard_normal(v.shape) for k, v in expected.items()}
+    grads = {k: array(v, ctx=ctx, dtype=location[k].dtype) for k, v in grads_npy.items()}
+    grads_npy = {k: g.asnumpy() for k, g in grads.items()}
+    if isinstance(grad_req, str):
+        grad_req = {k: grad_req for k in names}
+    elif isinstance(grad_req, (list, tuple)):
+        grad_req = dict(zip(names, grad_req))
+    exe = sym.bind(ctx, args=location, args_grad=grads, grad_req=grad_req,
+                   aux_states=aux_states)
+    exe.forward(is_train=True)
+    if isinstance(out_grads, (list, tuple)):
+        out_grads = [_as_head_grad(g, ctx) for g in out_grads]
+    elif isinstance(out_grads, dict):
+        out_grads = {k: _as_head_grad(g, ctx) for k, g in out_grads.items()}
+    elif isinstance(out_grads, np.ndarray):
+        out_grads = [_as_head_grad(out_grads, ctx)]
+    exe.backward(out_grads)
+    got = {k: g.asnumpy() for k, g in grads.items()}
+    for name in expected:
+        req = grad_req.get(name, 'null')
+        labels = (f"EXPECTED_{name}", f"BACKWARD_{name}")
+        if req == 'write':
+            assert_almost_equal(expected[name], got[name], rtol, atol, labels,
+                                equal_nan=equal_nan)
+        elif req == 'add':
+            assert_almost_equal(expected[name], got[name] - grads_npy[name], rtol, atol,
+                                labels, equal_nan=equal_nan)
+        elif req == 'null':
+            assert_almost_equal(grads_npy[name], got[name], rtol, atol, labels,
+                                equal_nan=equal_nan)
+        else:
+            raise ValueError(f"Invalid grad_req {req!r} for argument {name!r}")
+    return grads
+
+
+def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rtol=1e-2,
+                           atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+                           grad_stype_dict=None, dtype=np.float32):
+    """The symbolic gradient of f = Σ_outputs sum(output · P) (P a fixed random
+    projection per output) equals central differences of f, for each argument in
+    `grad_nodes` (default: all; a dict gives each one's grad_req). Compute in float64
+    (``dtype=np.float64``) with a small `numeric_eps` for tight tolerances."""
+    ctx = ctx or default_context()
+    if grad_stype_dict:
+        raise ValueError("check_numeric_gradient: mxcy has dense arrays only "
+                         f"(grad_stype_dict={grad_stype_dict!r})")
+    location = _parse_location(sym, location, ctx, dtype)
+    location_npy = {k: v.asnumpy() for k, v in location.items()}
+    aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
+    aux_npy = None if aux_states is None else {k: v.asnumpy() for k, v in aux_states.items()}
+    if grad_nodes is None:
+        grad_req = {k: 'write' for k in sym.list_arguments()}
+    elif isinstance(grad_nodes, (list, tuple)):
+        grad_req = {k: 'write' for k in grad_nodes}
+    elif isinstance(grad_nodes, dict):
+        grad_req = dict(grad_nodes)
+    else:
+        raise ValueError(f"check_numeric_gradient: grad_nodes must be a list, a tuple or a "
+                         f"dict, got {type(grad_nodes).__name__}")
+    unknown = [k for k in grad_req if k not in location]
+    if unknown:
+        raise ValueError(f"check_numeric_gradient: grad_nodes {unknown} are not arguments "
+                         f"of the symbol {sym.list_arguments()}")
+    _, out_shapes, _ = sym.infer_shape(**{k: v.shape for k, v in location.items()})
+    rng = np.random.default_rng(1)
+    # projections not too small, or the finite differences lose precision
+    proj = [rng.random(s) + 0.1 for s in out_shapes]
+    grads_npy = {k: rng.normal(0, 0.01, size=location[k].shape) for k in grad_req}
+    grads = {k: array(v, ctx=ctx, dtype=dtype) for k, v in grads_npy.items()}
+    grads_npy = {k: g.asnumpy() for k, g in grads.items()}
+    exe = sym.bind(ctx, args=location, args_grad=grads, grad_req=grad_req,
+                   aux_states=aux_states)
+    exe.forward(is_train=True)
+    exe.backward([array(p, ctx=ctx, dtype=o.dtype) for p, o in zip(proj, exe.outputs)])
+    symbolic = {k: g.asnumpy() for k, g in grads.items()}
+
+    def f():
+        if aux_npy is not None:
+            for key, val in aux_npy.items():
+                exe.aux_dict[key][:] = val
+        exe.forward(is_train=use_forward_train)
+        return sum(float((o.asnumpy().astype(np.float64) * p).sum())
+                   for o, p in zip(exe.outputs, proj))
+    for name, req in grad_req.items():
+        value = location_npy[name]
+        fd = np.zeros(value.shape, dtype=np.float64)
+        flat, fd_flat = value.reshape(-1), fd.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + numeric_eps / 2
+            exe.arg_dict[name][:] = value
+            hi = f()
+            flat[i] = old - numeric_eps / 2
+            exe.arg_dict[name][:] = value
+            lo = f()
+            flat[i] = old
+            fd_flat[i] = (hi - lo) / numeric_eps
+        exe.arg_dict[name][:] = value
+        labels = (f"NUMERICAL_{name}", f"BACKWARD_{name}")
+        if req == 'write':
+            assert_almost_equal(fd, symbolic[name], rtol, atol, labels)
+        elif req == 'add':
+            assert_almost_equal(fd, symbolic[name] - grads_npy[name], rtol, atol, labels)
+        elif req == 'null':
+            assert_almost_equal(grads_npy[name], symbolic[name], rtol, atol, labels)
+        else:
+            raise ValueError(f"Invalid grad_req {req!r} for argument {name!r}")

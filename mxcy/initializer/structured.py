@@ -4,7 +4,6 @@ import numpy as np
 from mxcy.initializer.base import InitDesc, Initializer, bilinear_kernel, create, register
 
 
-# ---------------------------------------------------------------- structured
 @register
 class Bilinear(Initializer):
     """Initializes a 4-d weight with a bilinear upsampling kernel (for Deconvolution)."""

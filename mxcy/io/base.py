@@ -84,6 +84,10 @@ class DataBatch:
 class DataIter:
     """Base class of the data iterators (see the module docstring for the contract)."""
 
+    # Subclasses set these (lists of DataDesc), as attributes or properties.
+    provide_data = None
+    provide_label = None
+
     def __init__(self, batch_size=0):
         self.batch_size = batch_size
 

@@ -8,8 +8,9 @@ Contract, for ``n`` samples and batch size ``b`` (every batch has exactly ``b`` 
 * ``'discard'``: floor(n/b) batches; the incomplete tail is dropped.
 * ``'roll_over'``: an epoch is the stream ``carry + this epoch's order``; it yields every
   full batch of that stream and keeps the incomplete tail as the next epoch's carry
-  (when the epoch ran to its end). Over k epochs every sample is seen k times, none
-  lost; with n < b the carry grows until a batch fills. Rolled-over batches hold only
+  (when the epoch ran to its end). No sample is lost: after k epochs each was seen k
+  times except the fewer than b still in the carry; with n < b the carry grows until
+  a batch fills. Rolled-over batches hold only
   real samples, so their ``pad`` is 0 (MXNet reported a nonzero pad there).
 * n = 0 gives no batch in any mode.
 * ``shuffle=True`` draws a new permutation at every ``reset()`` (and at construction)
@@ -89,10 +90,14 @@ def count_samples(sources, axis, where):
     return next(iter(sizes.values())) if sizes else 0
 
 
-def gather(arr, idx, axis, name='NDArrayIter'):
-    """``arr`` restricted to samples `idx` along `axis`: a view when they are consecutive."""
+def gather(arr, idx, axis, name='NDArrayIter', zero_tail=0):
+    """``arr`` restricted to samples `idx` along `axis`: a view when they are consecutive.
+
+    The last `zero_tail` rows are zeros instead of samples (padding that is not data).
+    """
     k = len(idx)
-    if axis == 0 and k and idx[-1] - idx[0] == k - 1 and (k == 1 or (np.diff(idx) == 1).all()):
+    consecutive = k and idx[-1] - idx[0] == k - 1 and (k == 1 or (np.diff(idx) == 1).all())
+    if consecutive and axis == 0 and not zero_tail:
         start = int(idx[0])
         return arr[start:start + k]
     shape = arr.shape[:axis] + (k,) + arr.shape[axis + 1:]
@@ -100,6 +105,8 @@ def gather(arr, idx, axis, name='NDArrayIter'):
 
     def run(x, o):
         np.take(x, idx, axis=axis, out=o, mode='clip')    # ids are valid: no checking copy
+        if zero_tail:
+            o[(slice(None),) * axis + (slice(k - zero_tail, None),)] = 0
     push_numpy(run, [arr], [out], name + '.gather')
     return out
 
@@ -107,6 +114,8 @@ def gather(arr, idx, axis, name='NDArrayIter'):
 @register
 class NDArrayIter(DataIter):
     """Iterate over NDArrays / NumPy arrays in batches (see the module docstring)."""
+
+    _pad_with_zeros = False     # CSVIter(round_batch=False) pads with zeros, not samples
 
     def __init__(self, data, label=None, batch_size=1, shuffle=False,
                  last_batch_handle='pad', data_name='data', label_name='softmax_label',
@@ -219,7 +228,8 @@ class NDArrayIter(DataIter):
     def _gathered(self, key, sources, what):
         batch = self._current(what)
         if key not in batch:
-            batch[key] = [gather(arr, batch['indices'], self._axis, self._where)
+            zero_tail = batch['pad'] if self._pad_with_zeros else 0
+            batch[key] = [gather(arr, batch['indices'], self._axis, self._where, zero_tail)
                           for _, arr in sources]
         return batch[key]
 

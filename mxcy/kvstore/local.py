@@ -16,16 +16,13 @@
   so a failing call changes nothing; the arithmetic is NDArray ops, pushed to the
   engine and never waited for here (only saving/loading optimizer states waits).
 """
-import io
-import json
 import numbers
 
 import numpy as np
 
 from mxcy._ndarray import NDArray
 from mxcy.base import MXNetError
-from mxcy.ndarray.io import load_frombuffer, save
-from mxcy.ndarray.utils import array
+from mxcy.optimizer import Updater, get_updater
 
 __all__ = ['KVStore', 'Updater', 'get_updater']
 
@@ -258,87 +255,3 @@ class KVStore:
 def _check_priority(op, priority):
     if isinstance(priority, bool) or not isinstance(priority, numbers.Integral):
         raise TypeError(f"{op}: priority must be an int, got {type(priority).__name__}")
-
-
-# ---------------------------------------------------------------- optimizer updater
-# MXNet's optimizer.Updater / get_updater. It lives here until mxcy.optimizer exists,
-# then moves there (KVStore will import it from mxcy.optimizer).
-class Updater:
-    """Applies an optimizer to (index, grad, weight), creating its state on first use."""
-
-    def __init__(self, optimizer):
-        self.optimizer = optimizer
-        self.states = {}
-
-    def __call__(self, index, grad, weight):
-        opt = self.optimizer
-        create = getattr(opt, 'create_state_multi_precision', opt.create_state)
-        update = getattr(opt, 'update_multi_precision', opt.update)
-        if index not in self.states:
-            self.states[index] = create(index, weight)
-        update(index, weight, grad, self.states[index])
-
-    def get_states(self, dump_optimizer=False):
-        """The states as bytes in MXNet's NDArray file format.
-
-        A dict entry ``'__layout__'`` (JSON as uint8) maps each index to the tree of
-        its state (None, an array number, or a list of trees); the arrays follow under
-        their numbers. Unlike MXNet this is not a pickle, so loading runs no code.
-        """
-        if dump_optimizer:
-            raise NotImplementedError("get_states: dump_optimizer=True would pickle the "
-                                      "optimizer; mxcy saves states as data only")
-        arrays = {}
-
-        def encode(state, index):
-            if state is None:
-                return None
-            if isinstance(state, NDArray):
-                arrays[str(len(arrays))] = state
-                return len(arrays) - 1
-            if isinstance(state, (list, tuple)):
-                return [encode(s, index) for s in state]
-            raise TypeError(f"get_states: the state of index {index!r} holds a "
-                            f"{type(state).__name__}; only NDArrays, None and tuples "
-                            "of them can be saved")
-        layout = [[index, encode(state, index)] for index, state in self.states.items()]
-        meta = np.frombuffer(json.dumps(layout).encode('utf-8'), np.uint8)
-        arrays['__layout__'] = array(meta, dtype=np.uint8)
-        buf = io.BytesIO()
-        save(buf, arrays)
-        return buf.getvalue()
-
-    def set_states(self, states):
-        """Restore states from ``get_states`` bytes."""
-        loaded = load_frombuffer(states)
-        if not isinstance(loaded, dict) or '__layout__' not in loaded:
-            raise ValueError("set_states: not an mxcy optimizer-states file (no "
-                             "'__layout__' entry); MXNet's pickled .states files are "
-                             "not read, by design")
-        try:
-            layout = json.loads(loaded['__layout__'].asnumpy().tobytes().decode('utf-8'))
-        except (UnicodeDecodeError, ValueError) as e:
-            raise ValueError(f"set_states: corrupt '__layout__' entry ({e})") from None
-
-        def decode(tree):
-            if tree is None:
-                return None
-            if isinstance(tree, list):
-                return tuple(decode(t) for t in tree)
-            if isinstance(tree, int) and str(tree) in loaded:
-                return loaded[str(tree)]
-            raise ValueError(f"set_states: corrupt '__layout__' entry: bad leaf {tree!r}")
-        if not isinstance(layout, list):
-            raise ValueError("set_states: corrupt '__layout__' entry: not a list")
-        states = {}
-        for entry in layout:
-            if not (isinstance(entry, list) and len(entry) == 2
-                    and isinstance(entry[0], (int, str))):
-                raise ValueError(f"set_states: corrupt '__layout__' entry {entry!r}")
-            states[entry[0]] = decode(entry[1])
-        self.states = states
-
-
-def get_updater(optimizer):
-    """An ``Updater`` for `optimizer` (MXNet 1.x ``mx.optimizer.get_updater``)."""
-    return Updater(optimizer)

@@ -67,14 +67,6 @@ def shape_error(metric, label, pred, expected):
                       f"match prediction shape {tuple(pred.shape)}; expected {expected}")
 
 
-def check_batch(metric, label, pred):
-    """Labels and predictions must have the same first (batch) dimension."""
-    label_n = label.shape[0] if label.ndim else 1
-    pred_n = pred.shape[0] if pred.ndim else 1
-    if label_n != pred_n:
-        raise shape_error(metric, label, pred, "the same first (batch) dimension")
-
-
 class EvalMetric:
     """Base class of the evaluation metrics.
 

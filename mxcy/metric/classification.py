@@ -128,8 +128,8 @@ class _BinaryMetric(EvalMetric):
                              f"got {average!r}")
         self.average = average
         self._local, self._global = _BinaryStats(), _BinaryStats()
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, average=average, output_names=output_names,
+                         label_names=label_names, has_global_stats=True)
 
     def _score(self, stats):
         raise NotImplementedError

@@ -63,7 +63,7 @@ class Perplexity(EvalMetric):
     """
     def __init__(self, ignore_label, axis=-1, name='perplexity', output_names=None,
                  label_names=None):
-        super().__init__(name, ignore_label=ignore_label, output_names=output_names,
+        super().__init__(name, ignore_label=ignore_label, axis=axis, output_names=output_names,
                          label_names=label_names, has_global_stats=True)
         self.ignore_label = ignore_label
         self.axis = axis

@@ -115,8 +115,8 @@ class PearsonCorrelation(EvalMetric):
                              f"{average!r}")
         self.average = average
         self._local, self._global = _Moments(), _Moments()
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)
+        super().__init__(name, average=average, output_names=output_names,
+                         label_names=label_names, has_global_stats=True)
 
     def update(self, labels, preds):
         for label, pred in pairs(self, labels, preds):

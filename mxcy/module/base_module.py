@@ -31,6 +31,11 @@ def _call_all(callbacks, *args):
     return stop
 
 
+def _reset_for_predict(data_iter):
+    """Each sample once, no roll-over carry (mx#5690), where the iterator supports it."""
+    getattr(data_iter, 'reset_for_predict', data_iter.reset)()
+
+
 class BaseModule:
     def __init__(self, logger=logging):
         self.logger = logger
@@ -52,7 +57,7 @@ class BaseModule:
         """Evaluate on `eval_data`; padded samples of a last batch are not counted."""
         assert self.binded and self.params_initialized
         if reset:
-            eval_data.reset()
+            _reset_for_predict(eval_data)
         eval_metric = metric_module.create(eval_metric)
         eval_metric.reset()
         actual = 0
@@ -71,7 +76,7 @@ class BaseModule:
         """Yield (outputs without padding, batch index, batch) per batch."""
         assert self.binded and self.params_initialized
         if reset:
-            eval_data.reset()
+            _reset_for_predict(eval_data)
         for nbatch, batch in enumerate(eval_data):
             if num_batch is not None and nbatch == num_batch:
                 break

@@ -240,6 +240,30 @@ class _SortBase(OpSpec):
         ax = self._axis(p, s)
         return s[:ax] + (self._k(p, s),) + s[ax + 1:]
 
+    def _push_sorted(self, p, req, ins, outs, ret, ascend):
+        """One op: the first k of the sorted order as values (+ indices) or a mask."""
+        ax, k = self._axis(p, ins[0].shape), self._k(p, ins[0].shape)
+        live = [(i, r) for i, r in enumerate(req) if r != 'null']
+
+        def run(x, *views):
+            order, flat, axis = sort_order(x, ax, ascend)
+            idx = np.take(order, np.arange(k), axis=axis)
+            if ret == 'mask':
+                results = [np.zeros(flat.shape, dtype=x.dtype)]
+                np.put_along_axis(results[0], idx, 1, axis=axis)
+            elif ret == 'indices':
+                results = [idx]
+            else:
+                results = [np.take_along_axis(flat, idx, axis=axis), idx]
+            for (i, r), o in zip(live, views):
+                v = results[i].reshape(o.shape)
+                if r == 'add':
+                    np.add(o, v, out=o, casting='unsafe')
+                else:
+                    np.copyto(o, v, casting='unsafe')
+        if live:
+            _ndarray.push_numpy(run, [ins[0]], [outs[i] for i, _ in live], self.name)
+
     def _scatter_grad(self, p, req, out_grads, ins, outs, in_grads):
         """dx[indices] += dy: the head gradient of the values back to their positions."""
         ax = self._axis(p, ins[0].shape)
@@ -290,29 +314,7 @@ class topk(_SortBase):
         return [t], outs, []
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        ax, k, ret, ascend = self._axis(p, ins[0].shape), self._k(p, ins[0].shape), \
-            p.ret_typ, p.is_ascend
-        live = [(i, r) for i, r in enumerate(req) if r != 'null']
-
-        def run(x, *views):
-            order, flat, axis = sort_order(x, ax, ascend)
-            idx = np.take(order, np.arange(k), axis=axis)
-            if ret == 'mask':
-                mask = np.zeros(flat.shape, dtype=x.dtype)
-                np.put_along_axis(mask, idx, 1, axis=axis)
-                results = [mask.reshape(x.shape)]
-            else:
-                results = [np.take_along_axis(flat, idx, axis=axis), idx]
-                if ret == 'indices':
-                    results = [idx]
-            for (i, r), o in zip(live, views):
-                v = results[i].reshape(o.shape)
-                if r == 'add':
-                    np.add(o, v, out=o, casting='unsafe')
-                else:
-                    np.copyto(o, v, casting='unsafe')
-        if live:
-            _ndarray.push_numpy(run, [ins[0]], [outs[i] for i, _ in live], 'topk')
+        self._push_sorted(p, req, ins, outs, p.ret_typ, p.is_ascend)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         if p.ret_typ in ('indices', 'mask'):
@@ -345,14 +347,7 @@ class sort(_SortBase):
         return list(in_types), [in_types[0], in_types[0]], []
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        ax, ascend = self._axis(p, ins[0].shape), p.is_ascend
-
-        def run(x, vals, idx):
-            order, flat, axis = sort_order(x, ax, ascend)
-            np.copyto(vals, np.take_along_axis(flat, order, axis=axis).reshape(vals.shape))
-            np.copyto(idx, order.reshape(idx.shape), casting='unsafe')
-        # NOTE: values and indices come from one sort; req 'add' is not used for sort
-        _ndarray.push_numpy(run, [ins[0]], list(outs), 'sort')
+        self._push_sorted(p, req, ins, outs, 'value', p.is_ascend)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         self._scatter_grad(p, req, out_grads, ins, outs, in_grads)
@@ -488,4 +483,11 @@ class log_softmax(_SoftmaxBase):
     params = ParamSchema(Param('axis', 'int', -1),
                          Param('temperature', 'float', None, optional=True),
                          Param('dtype', 'dtype', None, optional=True,
-                               choices=('float16', 'float32', 'float64')))
+                               choices=('float16', 'float32', 'float64')),
+                         Param('use_length', 'bool', False))
+
+    def arguments(self, p):
+        if p.use_length:
+            raise ValueError(f"{self.name}: use_length=True is not supported (the masked "
+                             "entries would be -inf); use softmax with use_length")
+        return ['data']

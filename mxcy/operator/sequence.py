@@ -83,7 +83,7 @@ class SequenceMask(_SequenceOp):
         def fn(dy, *lens):
             t, n = _grids(dy.shape, ax, lens[0] if lens else None, 0)
             return np.where(t < n, dy, 0)
-        push_value(fn, out_grads[:1] + self._lens(ins), in_grads[0], req[0],
+        push_value(fn, [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
                    'SequenceMask_backward')
         self._finish(req, in_grads)
 
@@ -119,7 +119,7 @@ class SequenceLast(_SequenceOp):
             idx = _last_index(acc.shape, ax, lens[0] if lens else None)
             vals = np.take_along_axis(acc, idx, axis=ax) + np.expand_dims(dy, ax)
             np.put_along_axis(acc, idx, vals, axis=ax)
-        push_scatter(scatter, out_grads[:1] + self._lens(ins), in_grads[0], req[0],
+        push_scatter(scatter, [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
                      'SequenceLast_backward')
         self._finish(req, in_grads)
 
@@ -145,6 +145,6 @@ class SequenceReverse(_SequenceOp):
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         push_value(lambda dy, *lens: _reversed(dy, lens[0] if lens else None),
-                   out_grads[:1] + self._lens(ins), in_grads[0], req[0],
+                   [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
                    'SequenceReverse_backward')
         self._finish(req, in_grads)

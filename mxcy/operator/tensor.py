@@ -1,16 +1,21 @@
-"""Tensor operators: reshaping, joining/splitting, slicing, repetition, broadcasting, casts
-and copies (MXNet 1.x names, parameters and semantics). Reductions, dot and softmax live in
-`mxcy.operator.reduce`; gathers, one_hot, Embedding, Sequence* and sorting in
-`mxcy.operator.indexing`; both share the helpers at the top of this file.
+"""Tensor operators: copies with a new shape (Flatten, Reshape, expand_dims, squeeze,
+identity, BlockGrad), Cast, permutations (transpose, SwapAxis, reverse), broadcasting
+(broadcast_to/axis/like), repetition (tile, repeat), clip and zeros_like/ones_like, with
+MXNet 1.x names, parameters and semantics. The helpers at the top are shared by the sibling
+families, which this module registers too (see the import at the end):
+`mxcy.operator.indexing` (Concat, stack, SliceChannel, slice, take, pick, one_hot,
+Embedding, where), `mxcy.operator.reduce` (sum..., norm, argmax..., topk, sort, softmax),
+`mxcy.operator.linalg` (dot, batch_dot), `mxcy.operator.sequence` (Sequence*).
 
-Contract of every operator here (see `mxcy.operator._spec`):
-* shape inference is forward (outputs from inputs); it is also input-to-input where MXNet
-  ties inputs together (stack: every argument has one shape; where: x and y);
-* copies that keep the element order (Reshape, Flatten, expand_dims, squeeze, identity)
-  run the C copy kernel and may write in place; everything else runs NumPy inside one
-  engine op per output (``push_numpy``), writing into the output, never rebinding it;
+Contract of every operator (see `mxcy.operator._spec`):
+* shape inference is forward (outputs from inputs), and input-to-input where MXNet ties
+  inputs together (stack, where, Embedding's weight, pick's index, sequence_length);
+* copies that keep the element order run the C copy kernel and may write in place;
+  the rest run NumPy inside one engine op per output (``push_numpy``), writing into the
+  output, never rebinding it; nothing waits;
 * ``req`` 'add' accumulates onto the output or gradient, 'null' leaves it untouched;
-* backward reads only what ``backward_needs`` declares (shapes are always available).
+* backward reads only what ``backward_needs`` declares (shapes are always available);
+  index-like arguments get a zero gradient.
 """
 import numpy as np
 
@@ -18,7 +23,7 @@ from mxcy import _ndarray
 from mxcy._ndarray import infer_reshape
 from mxcy._ops import BINARY_OPS
 from mxcy.operator._params import Param, ParamSchema
-from mxcy.operator._spec import OpSpec, ShapeError, register_op, unify_shape
+from mxcy.operator._spec import OpSpec, ShapeError, register_op
 
 _ADD = BINARY_OPS['add']
 

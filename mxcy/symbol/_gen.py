@@ -7,7 +7,7 @@ state not given (``fc1_weight``, ``softmax_label``, ``bn_moving_mean``).
 from mxcy.attribute import current as current_attr
 from mxcy.name import current as current_name
 from mxcy.operator import get_op
-from mxcy.symbol.symbol import Symbol, Variable, _Node
+from mxcy.symbol.symbol import Symbol, Variable, _Node, stored_attrs
 
 
 def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
@@ -32,16 +32,19 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
             raise TypeError(f"{op_name}: input '{key}' given twice")
         given[key] = value
     node_name = current_name().get(name, op_name.lower())
+    node_attrs = stored_attrs(current_attr().get(attr))
     inputs = []
     for slot in slots:
         sym = given.get(slot)
         if sym is None:
-            sym = Variable(f"{node_name}_{slot}")
+            # as in MXNet, the op's attributes (attr=, AttrScope) go to the variables it
+            # creates: attr={'lr_mult': '0.1'} sets the learning rate of fc_weight/fc_bias
+            sym = Variable(f"{node_name}_{slot}", attr=node_attrs)
         if len(sym._outputs) != 1:
             raise TypeError(f"{op_name}: input '{slot}' must be a single-output symbol, "
                             f"got a group of {len(sym._outputs)}")
         inputs.append(sym._outputs[0])
-    node = _Node(spec, node_name, p, current_attr().get(attr), inputs, given=params)
+    node = _Node(spec, node_name, p, node_attrs, inputs, given=params)
     visible = spec.num_visible_outputs(p)
     return Symbol([(node, i) for i in range(visible)])
 

@@ -10,11 +10,12 @@ import json
 from mxcy.base import MXNetError
 from mxcy.operator import get_op
 from mxcy.operator._spec import _REGISTRY
-from mxcy.symbol.symbol import Symbol, _Node
+from mxcy.symbol.symbol import Symbol, _Node, stored_attrs
 
 MXNET_VERSION = 10901
 _TOP_KEYS = {'nodes', 'arg_nodes', 'node_row_ptr', 'heads', 'attrs'}
-_NODE_KEYS = {'op', 'name', 'inputs', 'attrs', 'attr', 'param', 'control_deps', 'subgraphs'}
+_NODE_KEYS = {'op', 'name', 'inputs', 'attrs', 'attr', 'param', 'control_deps', 'subgraphs',
+              'backward_source_id'}     # the last one: MXNet < 0.9 graphs, always -1 there
 
 
 def to_json(symbol):
@@ -69,6 +70,10 @@ def load_json(json_str):
         if entry.get('subgraphs') or entry.get('control_deps'):
             _fail(f"node {i} uses subgraphs/control_deps, which MXNet 1.x graphs for this "
                   "reader cannot contain")
+        if entry.get('backward_source_id', -1) != -1:
+            _fail(f"node {i} ({entry.get('name')!r}) is a backward node "
+                  f"(backward_source_id={entry['backward_source_id']!r}); only forward graphs "
+                  "can be loaded")
         name, op_name = entry.get('name'), entry.get('op')
         if not isinstance(name, str) or not isinstance(op_name, str):
             _fail(f"node {i} needs string 'op' and 'name'")
@@ -87,14 +92,15 @@ def load_json(json_str):
                       "point at earlier nodes)")
             inputs.append((nodes[ref[0]], ref[1]))
         if op_name == 'null':
-            nodes.append(_Node(None, name, attrs=attrs))
+            nodes.append(_Node(None, name, attrs=stored_attrs(attrs)))
             continue
         if op_name not in _REGISTRY:
             _fail(f"node {i} ({name!r}) uses operator {op_name!r}, which mxcy does not have")
         spec = get_op(op_name)
         param_names = set(spec.params.names())
         params = {k: v for k, v in attrs.items() if k in param_names}
-        user = {k: v for k, v in attrs.items() if k not in param_names}
+        # old graphs wrote ctx_group/lr_mult... plainly; MXNet upgrades them to __key__
+        user = stored_attrs({k: v for k, v in attrs.items() if k not in param_names})
         try:
             p = spec.params.parse(op_name, params)
         except (TypeError, ValueError) as e:

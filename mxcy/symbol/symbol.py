@@ -14,6 +14,23 @@ from mxcy.base import MXNetError
 _VAR_ATTRS = ('__shape__', '__dtype__', '__init__', '__lr_mult__', '__wd_mult__',
               '__storage_type__')
 _STYPE_IDS = {'default': 0, 'row_sparse': 1, 'csr': 2}     # MXNet's storage type ids
+# attributes MXNet stores as ``__key__`` and lists under both names (c_api_symbolic.cc)
+HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage',
+               'profiler_scope')
+
+
+def stored_attrs(attrs):
+    """User attributes as MXNet stores them: ``lr_mult`` becomes ``__lr_mult__``."""
+    return {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in (attrs or {}).items()}
+
+
+def _listed(attrs):
+    """Attributes as MXNet lists them: a hidden ``__lr_mult__`` also as ``lr_mult``."""
+    out = dict(attrs)
+    for key in HIDDEN_KEYS:
+        if f"__{key}__" in attrs:
+            out[key] = attrs[f"__{key}__"]
+    return out
 
 
 class _Node:
@@ -169,23 +186,24 @@ class Symbol:
     # ------------------------------------------------------------ attributes
     def attr(self, key):
         node = self._single_head('attr')
-        return node.all_attrs().get(key)
+        attrs = node.all_attrs()
+        return attrs.get(f"__{key}__" if key in HIDDEN_KEYS else key)
 
     def list_attr(self, recursive=False):
         if recursive:
             raise DeprecationWarning("list_attr(recursive=True) is removed in MXNet 1.x; "
                                      "use attr_dict()")
-        return self._single_head('list_attr').all_attrs()
+        return _listed(self._single_head('list_attr').all_attrs())
 
     def attr_dict(self):
-        return {n.name: n.all_attrs() for n in self._nodes() if n.all_attrs()}
+        return {n.name: _listed(n.all_attrs()) for n in self._nodes() if n.all_attrs()}
 
     def _set_attr(self, **kwargs):
         node = self._single_head('_set_attr')
         for key, value in kwargs.items():
             if not isinstance(value, str):
                 raise ValueError(f"_set_attr: attribute {key!r} must be a string")
-            node.attrs[key] = value
+        node.attrs.update(stored_attrs(kwargs))
 
     # ------------------------------------------------------------ composition
     def __copy__(self):
@@ -368,28 +386,28 @@ class Symbol:
         return self._binary(other, '_Power', '_PowerScalar')
 
     def __rpow__(self, other):
-        return self._binary(other, '_Power', '_PowerScalar', '_RPowerScalar', reverse=True)
+        return self._binary(other, '_Power', '_PowerScalar', '_rpower_scalar', reverse=True)
 
     def __neg__(self):
         return self._binary(-1.0, '_Mul', '_MulScalar')
 
     def __eq__(self, other):
-        return self._binary(other, '_equal', '_EqualScalar')
+        return self._binary(other, '_equal', '_equal_scalar')
 
     def __ne__(self, other):
-        return self._binary(other, '_not_equal', '_NotEqualScalar')
+        return self._binary(other, '_not_equal', '_not_equal_scalar')
 
     def __gt__(self, other):
-        return self._binary(other, '_greater', '_GreaterScalar')
+        return self._binary(other, '_greater', '_greater_scalar')
 
     def __ge__(self, other):
-        return self._binary(other, '_greater_equal', '_GreaterEqualScalar')
+        return self._binary(other, '_greater_equal', '_greater_equal_scalar')
 
     def __lt__(self, other):
-        return self._binary(other, '_lesser', '_LesserScalar')
+        return self._binary(other, '_lesser', '_lesser_scalar')
 
     def __le__(self, other):
-        return self._binary(other, '_lesser_equal', '_LesserEqualScalar')
+        return self._binary(other, '_lesser_equal', '_lesser_equal_scalar')
 
     def __hash__(self):
         return id(self)
@@ -415,7 +433,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     from mxcy.attribute import current as current_attr
     if not isinstance(name, str):
         raise TypeError(f"Variable: name must be a string, got {type(name).__name__}")
-    attrs = current_attr().get(attr)
+    attrs = stored_attrs(current_attr().get(attr))
     if shape is not None:
         from mxcy.base import as_shape
         attrs['__shape__'] = str(as_shape(shape, 'Variable shape'))

@@ -215,10 +215,6 @@ FREED_ON_OTHER_THREAD = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.xfail(strict=True, reason='engine bug: a bulk group holds raw EVar*/data '
-                   'pointers without a reference; when the last reference to an array '
-                   'in an unflushed group dies on another thread, its delete runs at once '
-                   'and frees the var and memory; the later flush uses them (segfault)')
 def test_array_freed_on_another_thread_while_in_a_bulk_group(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != 'MXCY_ENGINE_TYPE'}
     proc = subprocess.run([sys.executable, '-c', FREED_ON_OTHER_THREAD], env=env, check=False,

@@ -163,9 +163,6 @@ def wait_until_calling(thread, line, timeout=10):
     return False
 
 
-@pytest.mark.xfail(strict=True, reason='engine bug: wait_all waits until no op at all is '
-                   'pending (g_pending == 0), not for the ops pushed before it, so another '
-                   'thread that keeps pushing can starve it (and interpreter exit)')
 def test_wait_all_waits_only_for_ops_pushed_before_it(threaded, gates):
     mx.engine.set_num_workers(3)
     before = gates.push('before', writes=[mx.engine.new_var()])

@@ -1,0 +1,18 @@
+"""``mx.optimizer``: optimizers created by name, and the Updater that applies them
+(MXNet 1.x API). See ``mxcy.optimizer.optimizer`` for the shared contract; each family
+lives in its own module and states its update rule in its docstring.
+"""
+from mxcy.optimizer.optimizer import (Optimizer, Updater, alias, create, get_updater,
+                                      register)
+from mxcy.optimizer.sgd import SGD
+from mxcy.optimizer.nag import NAG
+from mxcy.optimizer.adam import Adam
+from mxcy.optimizer.adagrad import AdaGrad
+from mxcy.optimizer.rmsprop import RMSProp
+from mxcy.optimizer.adadelta import AdaDelta
+from mxcy.optimizer.ftrl import Ftrl
+from mxcy.optimizer.signum import Signum
+from mxcy.optimizer.lamb import LAMB
+
+__all__ = ['Optimizer', 'Updater', 'get_updater', 'register', 'alias', 'create',
+           'SGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl', 'Signum', 'LAMB']

@@ -1,0 +1,217 @@
+"""LeakyReLU and Dropout: forward vs NumPy, backward vs finite differences, shapes, errors,
+randomness under mx.random.seed."""
+import math
+
+import numpy as np
+import pytest
+
+import mxcy as mx
+from mxcy.operator import get_op
+from mxcy.test_utils import check_op_backward, check_op_forward
+
+ALPHA, LAMBDA = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_erf = np.vectorize(math.erf)
+
+
+def _x(shape=(2, 3, 4), seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _reference(act, x, slope):
+    if act == 'leaky':
+        return np.where(x > 0, x, slope * x)
+    if act == 'elu':
+        return np.where(x > 0, x, slope * (np.exp(x) - 1))
+    if act == 'selu':
+        return LAMBDA * np.where(x > 0, x, ALPHA * (np.exp(x) - 1))
+    if act == 'gelu':
+        return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
+    raise AssertionError(act)
+
+
+# ---------------------------------------------------------------- LeakyReLU
+@pytest.mark.parametrize('act', ['leaky', 'elu', 'selu', 'gelu'])
+@pytest.mark.parametrize('dtype', [np.float32, np.float64])
+def test_leaky_forward(act, dtype):
+    x = _x().astype(dtype)
+    out = check_op_forward('LeakyReLU', {'act_type': act, 'slope': 0.3}, [x],
+                           [_reference(act, x.astype(np.float64), 0.3)], rtol=1e-5, atol=1e-6)
+    assert out[0].dtype == dtype
+
+
+def test_leaky_default_is_leaky_with_slope_quarter():
+    x = _x()
+    y = mx.nd.LeakyReLU(mx.nd.array(x, dtype=np.float64))
+    np.testing.assert_allclose(y.asnumpy(), np.where(x > 0, x, 0.25 * x))
+
+
+@pytest.mark.parametrize('act', ['leaky', 'elu', 'selu', 'gelu'])
+def test_leaky_backward(act):
+    check_op_backward('LeakyReLU', {'act_type': act, 'slope': 0.3}, [_x() + 0.01])
+
+
+def test_prelu_per_channel_forward_backward():
+    x, gamma = _x(), np.array([0.1, 0.2, 0.5])
+    expected = np.where(x > 0, x, gamma.reshape(1, 3, 1) * x)
+    check_op_forward('LeakyReLU', {'act_type': 'prelu'}, [x, gamma], [expected])
+    check_op_backward('LeakyReLU', {'act_type': 'prelu'}, [x, gamma])
+
+
+def test_prelu_shared_slope_forward_backward():
+    x, gamma = _x(), np.array([0.2])
+    check_op_forward('LeakyReLU', {'act_type': 'prelu'}, [x, gamma],
+                     [np.where(x > 0, x, 0.2 * x)])
+    check_op_backward('LeakyReLU', {'act_type': 'prelu'}, [x, gamma])
+
+
+def test_prelu_gamma_shape_inferred_and_checked():
+    spec = get_op('LeakyReLU')
+    p = spec.params.parse('LeakyReLU', {'act_type': 'prelu'})
+    assert spec.arguments(p) == ['data', 'gamma']
+    ins, outs, _ = spec.infer_shape(p, [(2, 3, 4), None])
+    assert ins[1] == (3,) and outs == [(2, 3, 4)]
+    assert spec.infer_shape(p, [(2, 3, 4), (1,)])[0][1] == (1,)
+    with pytest.raises(ValueError, match=r"LeakyReLU.*'gamma'.*\(3,\) or \(1,\).*\(5,\)"):
+        spec.infer_shape(p, [(2, 3, 4), (5,)])
+    sym = mx.sym.LeakyReLU(mx.sym.var('data'), act_type='prelu', name='act')
+    assert sym.list_arguments() == ['data', 'act_gamma']
+    assert sym.infer_shape(data=(2, 3))[0] == [(2, 3), (3,)]
+
+
+def test_rrelu_inference_uses_mean_slope():
+    x = _x()
+    slope = (0.1 + 0.3) / 2
+    y, mask = check_op_forward('LeakyReLU', {'act_type': 'rrelu', 'lower_bound': 0.1,
+                                             'upper_bound': 0.3}, [x],
+                               [np.where(x > 0, x, slope * x), np.full(x.shape, slope)])
+    check_op_backward('LeakyReLU', {'act_type': 'rrelu'}, [x], is_train=False)
+
+
+def test_rrelu_training_draws_slopes_in_bounds_reproducibly():
+    x = mx.nd.array(-np.ones((50, 40)))
+    spec = get_op('LeakyReLU')
+    p = spec.params.parse('LeakyReLU', {'act_type': 'rrelu', 'lower_bound': 0.1,
+                                        'upper_bound': 0.4})
+
+    def run():
+        y, mask = mx.nd.zeros(x.shape), mx.nd.zeros(x.shape)
+        spec.forward(p, True, ['write', 'write'], [x], [y, mask], [])
+        return y.asnumpy(), mask.asnumpy()
+    mx.random.seed(7)
+    y1, m1 = run()
+    mx.random.seed(7)
+    y2, m2 = run()
+    assert np.array_equal(m1, m2) and np.array_equal(y1, y2)
+    assert m1.min() >= 0.1 and m1.max() <= 0.4 and m1.std() > 0.05
+    np.testing.assert_allclose(y1, -m1)
+    # backward uses the drawn slopes
+    dx = mx.nd.zeros(x.shape)
+    dy = mx.nd.ones(x.shape)
+    spec.backward(p, ['write'], [dy, None], [x], [mx.nd.array(y1), mx.nd.array(m1)], [dx], [])
+    np.testing.assert_allclose(dx.asnumpy(), m1)
+
+
+def test_rrelu_has_two_visible_outputs_as_mxnet():
+    sym = mx.sym.LeakyReLU(mx.sym.var('data'), act_type='rrelu', name='r')
+    assert sym.list_outputs() == ['r_output', 'r_mask']
+
+
+def test_leaky_bad_params():
+    with pytest.raises(ValueError, match="act_type.*must be one of"):
+        mx.nd.LeakyReLU(mx.nd.ones((2,)), act_type='swish')
+    with pytest.raises(ValueError, match="lower_bound <= upper_bound"):
+        mx.nd.LeakyReLU(mx.nd.ones((2,)), act_type='rrelu', lower_bound=0.5, upper_bound=0.1)
+
+
+# ---------------------------------------------------------------- Dropout
+def _dropout(x, is_train, **params):
+    spec = get_op('Dropout')
+    p = spec.params.parse('Dropout', params)
+    y, mask = mx.nd.zeros(x.shape), mx.nd.zeros(x.shape)
+    spec.forward(p, is_train, ['write', 'write'], [x], [y, mask], [])
+    return y.asnumpy(), mask.asnumpy()
+
+
+def test_dropout_inference_is_identity():
+    x = _x()
+    y = mx.nd.Dropout(mx.nd.array(x), p=0.5)
+    np.testing.assert_array_equal(y.asnumpy(), x.astype(np.float32))
+    y, mask = _dropout(mx.nd.array(x), False, p=0.5)
+    np.testing.assert_array_equal(mask, 1)
+
+
+def test_dropout_training_zeroes_and_scales():
+    x = mx.nd.ones((100, 100))
+    y, mask = _dropout(x, True, p=0.3)
+    values = np.unique(y)
+    assert len(values) == 2 and values[0] == 0
+    np.testing.assert_allclose(values[1], 1 / 0.7, rtol=1e-6)
+    np.testing.assert_array_equal(y, mask)
+    kept = (y != 0).mean()
+    assert abs(kept - 0.7) < 4 * math.sqrt(0.7 * 0.3 / y.size)
+
+
+def test_dropout_reproducible_under_seed():
+    x = mx.nd.array(_x((20, 30)))
+    mx.random.seed(3)
+    a = _dropout(x, True, p=0.5)
+    mx.random.seed(3)
+    b = _dropout(x, True, p=0.5)
+    c = _dropout(x, True, p=0.5)
+    assert np.array_equal(a[1], b[1]) and not np.array_equal(b[1], c[1])
+
+
+def test_dropout_always_mode_drops_in_inference():
+    y, mask = _dropout(mx.nd.ones((50, 50)), False, p=0.5, mode='always')
+    assert 0.3 < (y == 0).mean() < 0.7
+
+
+def test_dropout_axes_share_the_draw():
+    y, mask = _dropout(mx.nd.ones((6, 40, 3)), True, p=0.5, axes=(1,))
+    assert np.all(mask == mask[:, :1, :])          # one draw along axis 1
+    assert 0 < (mask == 0).mean() < 1
+
+
+def test_dropout_p_zero_and_one():
+    x = mx.nd.array(_x())
+    y, mask = _dropout(x, True, p=0.0)
+    np.testing.assert_array_equal(y, x.asnumpy())
+    y, mask = _dropout(x, True, p=1.0)
+    np.testing.assert_array_equal(y, 0)
+    np.testing.assert_array_equal(mask, 0)
+
+
+@pytest.mark.parametrize('req', ['write', 'add'])
+def test_dropout_backward_uses_mask(req):
+    spec = get_op('Dropout')
+    p = spec.params.parse('Dropout', {'p': 0.5})
+    x = mx.nd.array(_x((10, 10)))
+    y, mask = mx.nd.zeros(x.shape), mx.nd.zeros(x.shape)
+    spec.forward(p, True, ['write', 'write'], [x], [y, mask], [])
+    dy = _x((10, 10), seed=1)
+    base = _x((10, 10), seed=2) if req == 'add' else np.zeros((10, 10))
+    dx = mx.nd.array(base)
+    spec.backward(p, [req], [mx.nd.array(dy), None], [x], [y, mask], [dx], [])
+    np.testing.assert_allclose(dx.asnumpy(), base + dy * mask.asnumpy(), rtol=1e-6)
+
+
+def test_dropout_in_executor_train_and_predict():
+    net = mx.sym.Dropout(mx.sym.var('data'), p=0.5, name='drop')
+    assert net.list_outputs() == ['drop_output']
+    exe = net.simple_bind(mx.cpu(), data=(40, 50))
+    x = np.random.default_rng(0).uniform(1, 2, (40, 50)).astype(np.float32)
+    out = exe.forward(is_train=False, data=x)[0].asnumpy()
+    np.testing.assert_array_equal(out, x)
+    out = exe.forward(is_train=True, data=x)[0].asnumpy()
+    assert 0.3 < (out == 0).mean() < 0.7
+    exe.backward([mx.nd.ones((40, 50))])
+    np.testing.assert_allclose(exe.grad_dict['data'].asnumpy(), np.where(out == 0, 0, 2.0))
+
+
+def test_dropout_bad_params():
+    with pytest.raises(ValueError, match=r"Dropout: p must be in \[0, 1\], got p=1.5"):
+        mx.nd.Dropout(mx.nd.ones((2, 2)), p=1.5)
+    with pytest.raises(ValueError, match="Dropout.*'data'.*axes=\\(3,\\)"):
+        mx.nd.Dropout(mx.nd.ones((2, 2)), axes=(3,))
+    with pytest.raises(ValueError, match="mode.*must be one of"):
+        mx.nd.Dropout(mx.nd.ones((2, 2)), mode='sometimes')
