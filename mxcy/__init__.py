@@ -29,4 +29,9 @@ from mxcy import initializer as init
 from mxcy import metric
 from mxcy import io
 
+
+from mxcy import model
+from mxcy import callback
+from mxcy import module
+from mxcy import module as mod
 __version__ = '0.1.0'

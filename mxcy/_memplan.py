@@ -14,28 +14,37 @@ from mxcy import _ndarray
 
 
 class _Slot:
-    __slots__ = ('dtype', 'size', 'busy_until')
+    __slots__ = ('dtype', 'size', 'busy_until', 'users')
 
     def __init__(self, dtype, size):
         self.dtype = dtype
         self.size = size
         self.busy_until = None
+        self.users = 0           # bitset of the steps that write or read the occupant
 
 
 class _Allocator:
-    def __init__(self):
+    """Slots handed out in step order. A free slot goes to a new value only when every
+    step that used its last occupant is an ancestor of the new value's writer, so reuse
+    never orders two steps that the graph leaves independent (parallel branches stay
+    parallel: the engine serialises every access to a shared buffer)."""
+
+    def __init__(self, ancestors):
         self.slots = []
         self.assignment = {}     # key -> slot index
+        self.ancestors = ancestors
 
     def release_after(self, step):
         for slot in self.slots:
             if slot.busy_until is not None and slot.busy_until <= step:
                 slot.busy_until = None
 
-    def take(self, key, dtype, size, until):
+    def take(self, key, dtype, size, until, writer, users):
+        allowed = self.ancestors[writer] | (1 << writer)
         best = None
         for i, slot in enumerate(self.slots):
-            if slot.busy_until is None and slot.dtype == dtype:
+            if slot.busy_until is None and slot.dtype == dtype and \
+                    not slot.users & ~allowed:
                 if best is None or abs(slot.size - size) < abs(self.slots[best].size - size):
                     best = i
         if best is None:
@@ -44,12 +53,35 @@ class _Allocator:
         slot = self.slots[best]
         slot.size = max(slot.size, size)
         slot.busy_until = until
+        slot.users = users
         self.assignment[key] = best
 
-    def share(self, key, other_key, until):
+    def share(self, key, other_key, until, users):
         idx = self.assignment[other_key]
         self.slots[idx].busy_until = until
+        self.slots[idx].users = users
         self.assignment[key] = idx
+
+
+def _step_ancestors(fwd, bwd, fstep, bstep):
+    """Bitset of the steps each step depends on (transitively). Forward steps depend on
+    the forward of their inputs; a backward step on its node's forward and on the
+    backward of every consumer (they produce its output gradients)."""
+    deps = {fstep[id(n)]: [fstep[id(c)] for c, _ in n.inputs if id(c) in fstep]
+            for n in fwd}
+    for n in bwd:
+        deps[bstep[id(n)]] = [fstep[id(n)]]
+    for n in fwd:
+        for c, _ in n.inputs:
+            if id(n) in bstep and id(c) in bstep:
+                deps[bstep[id(c)]].append(bstep[id(n)])
+    ancestors = {}
+    for step in sorted(deps):        # dependencies always have smaller step numbers
+        bits = 0
+        for d in deps[step]:
+            bits |= ancestors[d] | (1 << d)
+        ancestors[step] = bits
+    return ancestors
 
 
 def _size(shape):
@@ -83,33 +115,58 @@ class MemoryPlan:
         for key in heads:
             last[key] = forever
         self.last_use = last
-        alloc = _Allocator()
+        # users: the steps that write or read each value (bitsets), for _Allocator
+        users = {key: 1 << key_step for key, key_step in
+                 (((id(n), i), fstep[id(n)]) for n in fwd
+                  for i in range(len(n.op.outputs(n.params))))}
+        for n in fwd:
+            reads = 1 << fstep[id(n)]
+            if training and id(n) in bstep:
+                if 'inputs' in n.op.backward_needs:
+                    reads |= 1 << bstep[id(n)]
+                if 'outputs' in n.op.backward_needs:
+                    for i in range(len(n.op.outputs(n.params))):
+                        users[(id(n), i)] |= 1 << bstep[id(n)]
+            for c, i in n.inputs:
+                if (id(c), i) in users:
+                    users[(id(c), i)] |= reads
+        ancestors = _step_ancestors(fwd, bwd, fstep, bstep)
+        alloc = _Allocator(ancestors)
         for n in fwd:
             step = fstep[id(n)]
             inplace_from = None
             if getattr(n.op, 'inplace_ok', False) and n.inputs:
                 c, i = n.inputs[0]
                 key = (id(c), i)
-                if key in alloc.assignment and last.get(key) == step:
+                others = users.get(key, 0) & ~(1 << step)
+                if key in alloc.assignment and last.get(key) == step and \
+                        not others & ~ancestors[step]:
                     inplace_from = key
             for i in range(len(n.op.outputs(n.params))):
                 key = (id(n), i)
                 if i == 0 and inplace_from is not None and \
                         dtypes[key] == dtypes[inplace_from] and \
                         _size(shapes[key]) <= _size(shapes[inplace_from]):
-                    alloc.share(key, inplace_from, last[key])
+                    alloc.share(key, inplace_from, last[key], users[key])
                 else:
-                    alloc.take(key, dtypes[key], _size(shapes[key]), last[key])
+                    alloc.take(key, dtypes[key], _size(shapes[key]), last[key], step,
+                               users[key])
             alloc.release_after(step)
         # gradient buffers of op outputs: born at the first consumer's backward
         self.grad_keys = set()
+        grad_writers = {}            # value key -> bitset of the backward steps adding to it
+        for m in bwd:
+            for c, i in m.inputs[:m.num_args()]:
+                grad_writers[(id(c), i)] = grad_writers.get((id(c), i), 0) | 1 << bstep[id(m)]
         for n in bwd:
             step = bstep[id(n)]
             for c, i in n.inputs[:n.num_args()]:
                 key = (id(c), i)
                 if c.is_variable or not needs[id(c)] or ('g',) + key in alloc.assignment:
                     continue
-                alloc.take(('g',) + key, dtypes[key], _size(shapes[key]), bstep[id(c)])
+                # written by each consumer's backward, read by the producer's
+                alloc.take(('g',) + key, dtypes[key], _size(shapes[key]), bstep[id(c)],
+                           step, grad_writers[key] | 1 << bstep[id(c)])
                 self.grad_keys.add(key)
             alloc.release_after(step)
         self.naive_bytes = sum(_size(shapes[k]) * np.dtype(dtypes[k]).itemsize

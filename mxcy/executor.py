@@ -12,6 +12,7 @@ from mxcy import _ndarray
 from mxcy._memplan import plan_memory
 from mxcy.base import MXNetError
 from mxcy.context import check_usable, current_context
+from mxcy.symbol._infer import _var_dtype
 from mxcy.symbol.symbol import aux_variable_ids
 
 _REQS = ('write', 'add', 'null', 'inplace')
@@ -20,6 +21,8 @@ _REQS = ('write', 'add', 'null', 'inplace')
 def _as_list(values, names, what, allow_none=False):
     """Arrays in `names` order from a list or a dict (missing ones None if allowed)."""
     if values is None:
+        if names and not allow_none:
+            raise ValueError(f"bind: {what} is missing {names}")
         return [None] * len(names)
     if isinstance(values, dict):
         unknown = [k for k in values if k not in names]
@@ -101,6 +104,14 @@ class Executor:
                 if want_types is not None and np.dtype(a.dtype) != np.dtype(want_types[i]):
                     raise MXNetError(f"bind: {kind} {n!r} has dtype {np.dtype(a.dtype)}, the "
                                      f"graph needs {np.dtype(want_types[i])}")
+        # a dtype the variable declares (Variable(dtype=...)) is part of the graph
+        for node in self._symbol._nodes():
+            if node.is_variable and '__dtype__' in node.attrs and node.name in types:
+                declared = np.dtype(_var_dtype(node))
+                if np.dtype(types[node.name]) != declared:
+                    raise MXNetError(f"bind: argument {node.name!r} has dtype "
+                                     f"{np.dtype(types[node.name])}, the graph needs "
+                                     f"{declared} (declared by Variable(dtype=...))")
         for n, g, a in zip(self._arg_names, self.grad_arrays, self.arg_arrays):
             if g is not None and (g.shape != a.shape or g.dtype != a.dtype):
                 raise MXNetError(f"bind: gradient of {n!r} has shape {g.shape} dtype "
@@ -234,6 +245,8 @@ class Executor:
             elif g.shape != self._entries[entry].shape:
                 raise ValueError(f"backward: head gradient for {node.name!r} has shape "
                                  f"{g.shape}, the output has {self._entries[entry].shape}")
+            elif g.dtype != self._entries[entry].dtype:
+                g = g.astype(self._entries[entry].dtype)    # MXNet copies (and casts) it
             grads.add_head(entry, g)
         for node in reversed(self._nodes):
             if node.is_variable or not self._needs_grad[id(node)]:

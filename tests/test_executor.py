@@ -370,13 +370,17 @@ def test_forward_returns_before_outputs_are_ready(two_workers):
     mx.engine.push(gate, reads=(), writes=(exe.arg_dict['x'],), name='gate')
     try:
         assert started.wait(TIMEOUT)
+        version = mx.engine.var_state(exe.outputs[1]._chunk)['version']
         outs = exe.forward()                  # returns at once: nothing waits here
         assert not release.is_set()
-        state = mx.engine.var_state(outs[1]._chunk)
-        assert state['queue'], state          # the output's write is still queued
+        # the graph's reads of x are queued behind the gate; no output was written yet
+        queued = mx.engine.var_state(exe.arg_dict['x']._chunk)['queue']
+        assert len(queued) >= 2 and all(kind == 'r' for kind, _ in queued), queued
+        assert mx.engine.var_state(outs[1]._chunk)['version'] == version
     finally:
         release.set()
     np.testing.assert_allclose(outs[1].asnumpy(), 3.)
+    assert mx.engine.var_state(outs[1]._chunk)['version'] > version
 
 
 # ---------------------------------------------------------------- memory plan

@@ -31,6 +31,13 @@ def _pad_pair(t):
     return t if len(t) == 2 else (0,) + tuple(t)
 
 
+def _view4(arr, req='write'):
+    """The 4-D view of a 3-D or 4-D array; None when the array is absent (req null)."""
+    if arr is None or req == 'null':
+        return None
+    return arr.reshape(_as_2d(arr.shape))
+
+
 class _ConvBase(OpSpec):
     backward_needs = ('out_grads', 'inputs')
 
@@ -119,12 +126,12 @@ class Convolution(_ConvBase):
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         nd, stride, pad, dilate = self.geometry(p)
         x, w = ins[0], ins[1]
-        db = None if p.no_bias else in_grads[2]
+        db = None if p.no_bias or req[2] == 'null' else in_grads[2]
         _conv.conv_backward(x.reshape(_as_2d(x.shape)), w.reshape(_as_2d(w.shape)),
                             out_grads[0].reshape(_as_2d(out_grads[0].shape)),
-                            in_grads[0].reshape(_as_2d(x.shape)),
-                            in_grads[1].reshape(_as_2d(w.shape)), db, _pair(stride),
-                            _pad_pair(pad), _pair(dilate), p.num_group, req[0], req[1],
+                            _view4(in_grads[0], req[0]), _view4(in_grads[1], req[1]), db,
+                            _pair(stride), _pad_pair(pad), _pair(dilate), p.num_group, req[0],
+                            req[1],
                             'null' if p.no_bias else req[2])
 
 
@@ -198,9 +205,10 @@ class Deconvolution(_ConvBase):
         pad = self._effective_pad(p, x.shape, nd, stride, pad, dilate)
         x4, w4, dy4 = (t.reshape(_as_2d(t.shape)) for t in (x, w, dy))
         # dx = conv(dy, w); dw = the weight gradient of that conv with dy as its input
-        _conv.conv_forward(dy4, w4, None, in_grads[0].reshape(x4.shape), _pair(stride),
-                           _pad_pair(pad), _pair(dilate), p.num_group, req[0])
-        _conv.conv_backward(dy4, w4, x4, None, in_grads[1].reshape(w4.shape), None,
+        if req[0] != 'null':
+            _conv.conv_forward(dy4, w4, None, _view4(in_grads[0]), _pair(stride),
+                               _pad_pair(pad), _pair(dilate), p.num_group, req[0])
+        _conv.conv_backward(dy4, w4, x4, None, _view4(in_grads[1], req[1]), None,
                             _pair(stride), _pad_pair(pad), _pair(dilate), p.num_group,
                             'null', req[1], 'null')
         if not p.no_bias and req[2] != 'null':
@@ -280,6 +288,8 @@ class Pooling(OpSpec):
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         x, dy = ins[0], out_grads[0]
+        if req[0] == 'null':
+            return
         kernel, stride, pad, ptype, include = self._args(p, x)
         _conv.pool_backward(x.reshape(_as_2d(x.shape)), dy.reshape(_as_2d(dy.shape)),
                             in_grads[0].reshape(_as_2d(x.shape)), kernel, stride, pad,

@@ -1,5 +1,6 @@
 """Indexing operators: joining and splitting (Concat, stack, SliceChannel), slicing
-(slice, slice_axis) and gathers (take, pick, one_hot, Embedding), MXNet 1.x semantics.
+(slice, slice_axis), gathers (take, pick, one_hot, Embedding) and selection (where),
+MXNet 1.x semantics.
 
 * Concat/stack take ``num_args`` inputs named arg0, arg1, ...; SliceChannel's outputs are
   output0, output1, ...; stack infers every argument's shape from any known one;

@@ -76,9 +76,11 @@ class FullyConnected(OpSpec):
         n, k = self._rows_features(p, x.shape)
         h = p.num_hidden
         dy = out_grads[0].reshape((n, h))
-        gemm(dy, w, in_grads[0].reshape((n, k)), n, k, h, req=req[0])
-        gemm(dy, x.reshape((n, k)), in_grads[1], h, k, n, trans_a=True, req=req[1])
-        if not p.no_bias:
+        if req[0] != 'null':
+            gemm(dy, w, in_grads[0].reshape((n, k)), n, k, h, req=req[0])
+        if req[1] != 'null':
+            gemm(dy, x.reshape((n, k)), in_grads[1], h, k, n, trans_a=True, req=req[1])
+        if not p.no_bias and req[2] != 'null':
             ones = ones_vector(n, x.dtype, x.context)
             gemm(ones, dy, in_grads[2].reshape((1, h)), 1, h, n, req=req[2])
 

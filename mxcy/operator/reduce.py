@@ -223,8 +223,18 @@ def sort_order(x, axis, ascend):
     return np.argsort(key, axis=axis, kind='stable'), x, axis
 
 
+_EXACT_INDEX = {'float16': 2 ** 11, 'float32': 2 ** 24, 'float64': 2 ** 53, 'uint8': 255,
+                'int8': 127, 'int32': 2 ** 31 - 1, 'int64': 2 ** 63 - 1}
+
+
 class _SortBase(OpSpec):
     """Shared by topk/sort/argsort: axis None works on the flattened array."""
+
+    def _check_index_dtype(self, p, s):
+        n = prod(s) if p.axis is None else s[self._axis(p, s)]
+        if n - 1 > _EXACT_INDEX[p.dtype]:
+            raise ValueError(f"{self.name}: parameter dtype={p.dtype} cannot represent the "
+                             f"indices 0..{n - 1} of input shape {s} exactly")
 
     def _axis(self, p, s):
         return None if p.axis is None else check_axis(self, p.axis, s)
@@ -304,6 +314,7 @@ class topk(_SortBase):
         if s is None:
             return [None], [None] * n_out, []
         s = tuple(s)
+        self._check_index_dtype(p, s)
         out = s if p.ret_typ == 'mask' else self._value_shape(p, s)
         return [s], [out] * n_out, []
 
@@ -325,8 +336,8 @@ class topk(_SortBase):
 
 @register_op
 class sort(_SortBase):
-    """Sorted values along ``axis`` (stable; descending unless ``is_ascend``); a hidden
-    second output holds the source indices for backward."""
+    """Sorted values along ``axis`` (stable; ascending unless ``is_ascend=False``); a
+    hidden second output holds the source indices for backward."""
     name = 'sort'
     params = ParamSchema(Param('axis', 'int', -1, optional=True),
                          Param('is_ascend', 'bool', True))
@@ -344,7 +355,7 @@ class sort(_SortBase):
         return [s], [out, out], []
 
     def infer_type(self, p, in_types):
-        return list(in_types), [in_types[0], in_types[0]], []
+        return list(in_types), [in_types[0], 'int64'], []     # exact indices for any input
 
     def forward(self, p, is_train, req, ins, outs, aux):
         self._push_sorted(p, req, ins, outs, 'value', p.is_ascend)
@@ -362,7 +373,10 @@ class argsort(_NoGrad, _SortBase):
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
-        return [s], [None if s is None else self._value_shape(p, tuple(s))], []
+        if s is None:
+            return [None], [None], []
+        self._check_index_dtype(p, tuple(s))
+        return [tuple(s)], [self._value_shape(p, tuple(s))], []
 
     def infer_type(self, p, in_types):
         return list(in_types), [p.dtype], []

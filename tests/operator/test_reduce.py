@@ -188,6 +188,9 @@ def test_topk_both_outputs_and_names():
     p = spec.params.parse('topk', {'ret_typ': 'value'})
     assert spec.num_visible_outputs(p) == 1 and len(spec.outputs(p)) == 2
     assert get_op('argmax').has_backward is False and get_op('argsort').has_backward is False
+    spec = get_op('sort')
+    assert spec.infer_type(spec.params.parse('sort', {}), ['float16'])[1] == \
+        ['float16', 'int64']
 
 
 @pytest.mark.parametrize('op, params', [
@@ -287,6 +290,9 @@ def test_inferred_shapes():
     ('norm', {'axis': 2}, (2, 3), r"norm: parameter 'axis'=2"),
     ('softmax', {'axis': 2}, (2, 3), r"softmax: parameter 'axis'=2 is out of range"),
     ('topk', {'axis': -3}, (2, 3), r"topk: parameter 'axis'=-3"),
+    ('topk', {'dtype': 'uint8'}, (2, 300), r"topk: parameter dtype=uint8 cannot represent "
+                                           r"the indices 0..299 of input shape \(2, 300\)"),
+    ('argsort', {'axis': None, 'dtype': 'float16'}, (50, 50), r"argsort: parameter dtype="),
 ])
 def test_shape_errors(op, params, shape, match):
     with pytest.raises(ValueError, match=match):

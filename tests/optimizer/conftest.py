@@ -79,15 +79,6 @@ def clip_grad(g, opt):
     return np.clip(g, -c, c) if c is not None and c > 0 else g
 
 
-@pytest.fixture(params=['ThreadedEngine', 'NaiveEngine'])
-def engine_type(request):
-    old = mx.engine.engine_type()
-    mx.engine.set_engine_type(request.param)
-    yield request.param
-    mx.nd.waitall()
-    mx.engine.set_engine_type(old)
-
-
 @pytest.fixture
 def check_rule():
     return run_against_reference
