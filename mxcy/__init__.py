@@ -34,4 +34,6 @@ from mxcy import model
 from mxcy import callback
 from mxcy import module
 from mxcy import module as mod
+from mxcy import nn
+from mxcy import rnn
 __version__ = '0.1.0'

@@ -190,6 +190,14 @@ cdef int binary_flat(num_t* x, num_t* y, num_t* out, int64_t n, int op,
                 for i in range(n):
                     out[i] = x[i] / y[i]
                 return 0
+            if op == OP_MAX:
+                for i in range(n):
+                    out[i] = x[i] if x[i] >= y[i] else y[i]
+                return 0
+            if op == OP_MIN:
+                for i in range(n):
+                    out[i] = x[i] if x[i] <= y[i] else y[i]
+                return 0
         else:
             if op == OP_ADD:
                 for i in range(n):
@@ -206,6 +214,14 @@ cdef int binary_flat(num_t* x, num_t* y, num_t* out, int64_t n, int op,
             if op == OP_DIV:
                 for i in range(n):
                     out[i] = x[i] / s
+                return 0
+            if op == OP_MAX:
+                for i in range(n):
+                    out[i] = x[i] if x[i] >= s else s
+                return 0
+            if op == OP_MIN:
+                for i in range(n):
+                    out[i] = x[i] if x[i] <= s else s
                 return 0
     if y != NULL:
         for i in range(n):

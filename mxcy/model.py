@@ -53,13 +53,30 @@ def load_checkpoint(prefix, epoch):
     return symbol, arg_params, aux_params
 
 
-def _as_iter(X, y, batch_size, shuffle=False, label_name='softmax_label'):
+def _shard(X, y, num_parts, part_index):
+    """Rank `part_index`'s contiguous shard of (X, y): ceil(n / num_parts) rows each,
+    wrapping around to the start, so every rank gets as many batches as the others
+    (unequal batch counts would stall dist_sync) and every sample is used."""
+    n = X.shape[0]
+    per_part = -(-n // num_parts)
+    rows = np.arange(part_index * per_part, (part_index + 1) * per_part) % max(n, 1)
+    if isinstance(X, nd.NDArray):
+        X = X.asnumpy()
+    if isinstance(y, nd.NDArray):
+        y = y.asnumpy()
+    return X[rows], np.asarray(y)[rows]
+
+
+def _as_iter(X, y, batch_size, shuffle=False, label_name='softmax_label', num_parts=1,
+             part_index=0):
     from mxcy.io import DataIter, NDArrayIter
     if isinstance(X, DataIter):
         return X
     if isinstance(X, (np.ndarray, nd.NDArray)):
         if y is None:
             y = np.zeros(X.shape[0], dtype=np.float32)
+        if num_parts > 1 and X.shape[0] > 0:
+            X, y = _shard(X, y, num_parts, part_index)
         return NDArrayIter(X, y, min(X.shape[0], batch_size), shuffle=shuffle,
                            last_batch_handle='pad', label_name=label_name)
     raise TypeError(f"FeedForward: X must be a DataIter, NumPy array or NDArray, got "
@@ -113,8 +130,14 @@ class FeedForward:
     def fit(self, X, y=None, eval_data=None, eval_metric='acc', epoch_end_callback=None,
             batch_end_callback=None, kvstore='local', logger=None, work_load_list=None,
             monitor=None, eval_end_callback=None, eval_batch_end_callback=None):
+        from mxcy import kvstore as kvs
         from mxcy.callback import LogValidationMetricsCallback
-        data = _as_iter(X, y, self.numpy_batch_size, shuffle=True)
+        if isinstance(kvstore, str) and 'dist' in kvstore:
+            kvstore = kvs.create(kvstore)     # one store: it shards X here and syncs fit
+        parts = {}
+        if kvstore is not None and not isinstance(kvstore, str) and kvstore.num_workers > 1:
+            parts = dict(num_parts=kvstore.num_workers, part_index=kvstore.rank)
+        data = _as_iter(X, y, self.numpy_batch_size, shuffle=True, **parts)
         if isinstance(eval_data, tuple):
             eval_data = _as_iter(eval_data[0], eval_data[1], self.numpy_batch_size)
         if self.num_epoch is None:
@@ -190,3 +213,16 @@ class FeedForward:
                   kvstore=kvstore, logger=logger, eval_end_callback=eval_end_callback,
                   eval_batch_end_callback=eval_batch_end_callback)
         return model
+
+    @classmethod
+    def from_model(cls, model, **kwargs):
+        """A FeedForward for a ``mx.nn`` model (a callable of layers) ending with softmax:
+        the softmax becomes ``SoftmaxOutput`` named 'softmax' (label ``softmax_label``);
+        any other ending raises MXNetError. The model's current parameter values become
+        ``arg_params``/``aux_params`` (unless given); other keyword arguments go to
+        ``FeedForward``."""
+        from mxcy.nn.compiled import softmax_output_model
+        symbol, arg_params, aux_params = softmax_output_model(model)
+        kwargs.setdefault('arg_params', arg_params)
+        kwargs.setdefault('aux_params', aux_params)
+        return cls(symbol, **kwargs)

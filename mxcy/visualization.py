@@ -80,7 +80,8 @@ def _size(shape):
     return out
 
 
-def print_summary(symbol, shape=None, line_length=120, positions=[.44, .64, .74, 1.]):
+def print_summary(symbol, shape=None, line_length=120,
+                  positions=[.44, .64, .74, 1.]):  # noqa: B006  (MXNet's signature; read only)
     """Print a table of the layers: name (type), output shape (batch axis dropped),
     number of parameters, previous layers; then the total number of parameters.
 
@@ -162,7 +163,7 @@ def _node_label(node, attrs):
 
 
 def plot_network(symbol, title='plot', save_format='pdf', shape=None, dtype=None,
-                 node_attrs={}, hide_weights=True):
+                 node_attrs={}, hide_weights=True):  # noqa: B006  (MXNet's; read only)
     """A ``graphviz.Digraph`` of the network: one node per operator and per input
     variable, edges from each operator back to its inputs, labelled with the input's
     shape (batch axis dropped) when `shape` is given and its dtype when `dtype` is.

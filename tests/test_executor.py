@@ -154,6 +154,9 @@ def test_forward_kwargs_and_backward_head_gradients():
     # head gradients by output name; a missing one counts as ones
     exe.backward({'_plus0_output': nd([2., 2.])})
     np.testing.assert_allclose(exe.grad_dict['A'].asnumpy(), [5., 6.])
+    # a head gradient of another dtype is cast, as MXNet copies it into its own buffer
+    exe.backward([nd([1., 1.], np.float64), nd([10., 100.], np.float64)])
+    np.testing.assert_allclose(exe.grad_dict['A'].asnumpy(), [13., 104.])
     with pytest.raises(ValueError, match=r"unknown output\(s\) \['nope'\]"):
         exe.backward({'nope': nd([1., 1.])})
     with pytest.raises(ValueError, match='1 head gradients for 2 outputs'):
@@ -457,7 +460,7 @@ def test_bind_and_run_from_a_worker_thread():
         try:
             net = mlp()           # names come from this thread's own manager
             exe = net.simple_bind(mx.cpu(), data=(2, 5))
-            for n, a in exe.arg_dict.items():
+            for a in exe.arg_dict.values():
                 a[:] = float(i + 1) / 10
             exe.forward(is_train=True)
             exe.backward(mx.nd.ones((2, 3)))

@@ -24,7 +24,7 @@ def table_rows(text):
     """The data rows of a summary: (layer, output shape, params, previous) per line."""
     rows = []
     for line in text.splitlines():
-        if not line or line[0] in '_=' or line.startswith(('Layer (type)', 'Total')):
+        if not line.strip('_=') or line.startswith(('Layer (type)', 'Total')):
             continue
         rows.append((line[:52].strip(), line[52:76].strip(), line[76:88].strip(),
                      line[88:].strip()))
@@ -82,8 +82,9 @@ def test_print_summary_without_shapes_and_with_branches(capsys):
                          line_length=80, positions=[30, 50, 60, 80])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == '_' * 80
-    body = [line for line in lines if line and line[0] not in '_=']
+    body = [line for line in lines if line.strip('_=')]
     assert body[1].startswith('a(null)') and body[2].startswith('fa(FullyConnected)')
+    assert body[3].startswith('b(null)')
     assert body[2][50:60].strip() == '12'            # no bias: 4 * 3
     plus = body.index(next(line for line in body if line.startswith('_plus0')))
     assert body[plus][60:].strip() == 'fa'

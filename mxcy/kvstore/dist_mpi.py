@@ -7,17 +7,24 @@ job. The transport is MPI through mpi4py (``pip install "mxcy[dist]"``).
 * ``push`` sums the values given for a key on this rank, then over all ranks; every rank
   gets bit-identical sums (two ranks: one Allreduce, whose two-operand sum is symmetric;
   more ranks: Reduce to rank 0 then Bcast), so with ``set_optimizer`` every rank applies
-  the same update and the weights stay identical.
+  the same update and the weights stay identical. Keys are reduced in sorted order.
 * Reductions are engine ops: one reads the gradient written by backward and writes the
   reduced value, so communication overlaps with the backward of other layers, and an MPI
   error (or a timeout) is raised at the next wait like any other op error. Every MPI
-  call writes one communication variable, so calls run in push order — the same order on
-  every rank — and a collective never meets a different collective on another rank.
-* Small keys pushed together are fused into one buffer; large keys go in chunks.
-* Guards: before reducing, ranks compare the keys, shapes and dtypes they push; a
-  mismatch, or a rank that stopped participating (exited, fewer batches), raises an
-  MXNetError naming the keys within ``MXCY_KV_TIMEOUT`` seconds (default 120) instead
-  of hanging. After such an error the MPI job is aborted at exit, so no rank hangs.
+  call (init, push, barrier) writes one communication variable shared by every store of
+  the process, so calls run in push order — the same order on every rank.
+* Small keys pushed together are fused into one buffer; large keys go in chunks. A single
+  pushed value is reduced straight from the caller's array into the store (no copy).
+* Guards: each collective starts with a non-blocking agreement step (an Allgather of a
+  hash of what this rank is about to do: which call, keys, shapes, dtypes), polled
+  against ``MXCY_KV_TIMEOUT`` seconds (default 120). A mismatch raises an MXNetError on
+  every rank naming what each rank did; a rank that stopped participating (exited, got
+  fewer batches) makes the others raise a timeout MXNetError instead of hanging. ``init``
+  waits for its broadcast, so a mismatch there raises at the call. Only
+  after every rank agreed does the data move, through MPI's blocking collectives
+  (several times faster than their non-blocking forms). After a failed collective, or
+  an uncaught exception on any rank of a multi-rank job, the MPI job is aborted at exit,
+  so no rank hangs and ``mpirun`` exits non-zero.
 """
 import atexit
 import hashlib
@@ -29,11 +36,13 @@ import time
 import numpy as np
 
 from mxcy import engine
+from mxcy import ndarray as nd
 from mxcy.base import MXNetError
 from mxcy.kvstore.local import KVStore, _pairs
 
 FUSE_BYTES = 1 << 16          # keys up to this size are fused into one message
 CHUNK_BYTES = 1 << 22         # large keys are reduced in chunks of this size
+_TEXT_BYTES = 4096            # per-rank description exchanged on a mismatch
 
 
 def _mpi():
@@ -46,8 +55,27 @@ def _mpi():
     return MPI
 
 
+def _timeout_from_env():
+    text = os.environ.get('MXCY_KV_TIMEOUT', '120')
+    try:
+        timeout = float(text)
+    except ValueError:
+        timeout = -1.0
+    if not timeout > 0:
+        raise MXNetError(f"kv.create('dist_sync'): MXCY_KV_TIMEOUT must be a positive "
+                         f"number of seconds, got {text!r}")
+    return timeout
+
+
+def _describe(keys, limit=8):
+    """A short key list for messages (many small keys would flood them)."""
+    keys = list(keys)
+    shown = ', '.join(repr(k) for k in keys[:limit])
+    return f"[{shown}, ... {len(keys)} keys]" if len(keys) > limit else f"[{shown}]"
+
+
 class _Comm:
-    """MPI collectives with a deadline: non-blocking calls polled until done or timed out."""
+    """COMM_WORLD with guarded collectives: agree (polled, with a deadline), then move data."""
 
     def __init__(self, timeout):
         self.MPI = _mpi()
@@ -55,81 +83,114 @@ class _Comm:
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
         self.timeout = timeout
-        self.broken = None
+        self.broken = None           # what failed; later collectives refuse to run
 
-    def wait(self, request, what):
+    def _poll(self, request, what):
         deadline = time.monotonic() + self.timeout
         spins = 0
         while not request.Test():
             spins += 1
             if spins > 2000:
-                time.sleep(0.0002)
+                time.sleep(0.0002)   # long waits: give the core to the other ranks
             if time.monotonic() > deadline:
                 self.broken = what
                 raise MXNetError(
-                    f"dist_sync: rank {self.rank} waited {self.timeout:.0f} s for the other "
+                    f"dist_sync: rank {self.rank} waited {self.timeout:g} s for the other "
                     f"ranks in {what}; a rank exited early, got fewer batches, or pushes "
                     "different keys (set MXCY_KV_TIMEOUT to change the limit)")
 
-    def allreduce_sum(self, buf, what):
-        """In place: buf := the sum of buf over all ranks, identical bits on every rank."""
-        MPI = self.MPI
-        if self.size == 1:
-            return
-        flat = buf.reshape(-1)
-        step = max(1, CHUNK_BYTES // max(1, flat.itemsize))
-        for start in range(0, flat.size, step):
-            part = flat[start:start + step]
-            if self.size == 2:
-                self.wait(self.comm.Iallreduce(MPI.IN_PLACE, part, op=MPI.SUM), what)
-            else:
-                if self.rank == 0:
-                    self.wait(self.comm.Ireduce(MPI.IN_PLACE, part, op=MPI.SUM, root=0), what)
-                else:
-                    self.wait(self.comm.Ireduce(part, None, op=MPI.SUM, root=0), what)
-                self.wait(self.comm.Ibcast(part, root=0), what)
-
-    def bcast(self, buf, what):
-        if self.size > 1:
-            self.wait(self.comm.Ibcast(buf, root=0), what)
-
-    def check_same(self, signature, what):
-        """Every rank must pass the same signature (keys, shapes, dtypes)."""
+    def agree(self, signature, what):
+        """Every rank must be about to run the same collective (same signature)."""
+        if self.broken is not None:
+            raise MXNetError(f"dist_sync: rank {self.rank} cannot run {what}: an earlier "
+                             f"collective failed ({self.broken}); the MPI job is unusable")
         if self.size == 1:
             return
         digest = hashlib.blake2b(signature.encode(), digest_size=8).digest()
         mine = np.frombuffer(digest, dtype=np.int64).copy()
         everyone = np.empty(self.size, dtype=np.int64)
-        self.wait(self.comm.Iallgather(mine, everyone), what)
+        self._poll(self.comm.Iallgather(mine, everyone), what)
         if (everyone == everyone[0]).all():
             return
-        texts = bytearray(signature.encode()[:4096].ljust(4096))
-        gathered = np.empty((self.size, 4096), dtype=np.uint8)
-        self.wait(self.comm.Iallgather(np.frombuffer(texts, np.uint8), gathered), what)
+        text = np.frombuffer(signature.encode()[:_TEXT_BYTES].ljust(_TEXT_BYTES), np.uint8)
+        gathered = np.empty((self.size, _TEXT_BYTES), dtype=np.uint8)
+        self._poll(self.comm.Iallgather(text, gathered), what)
         detail = '; '.join(f"rank {r}: {bytes(gathered[r]).decode(errors='replace').strip()}"
                            for r in range(self.size))
-        raise MXNetError(f"dist_sync: ranks disagree on {what}: every rank must push the "
-                         f"same keys with the same shapes and dtypes. {detail}")
+        raise MXNetError(f"dist_sync: ranks disagree at rank {self.rank}'s {what}: every "
+                         f"rank must make the same KVStore calls (init, push, barrier) with "
+                         f"the same keys, shapes and dtypes, in the same order. {detail}")
+
+    def allreduce_sum(self, src, dst):
+        """dst := the sum of src over all ranks, identical bits on every rank (after agree).
+
+        `src` may be `dst` (in place)."""
+        MPI = self.MPI
+        if self.size == 1:
+            if src is not dst:
+                np.copyto(dst, src)
+            return
+        in_place = src is dst
+        src, dst = src.reshape(-1), dst.reshape(-1)
+        step = max(1, CHUNK_BYTES // max(1, dst.itemsize))
+        for start in range(0, dst.size, step):
+            part = dst[start:start + step]
+            send = MPI.IN_PLACE if in_place else src[start:start + step]
+            if self.size == 2:
+                self.comm.Allreduce(send, part, op=MPI.SUM)
+                continue
+            if self.rank == 0:
+                self.comm.Reduce(send, part, op=MPI.SUM, root=0)
+            else:
+                self.comm.Reduce(part if send is MPI.IN_PLACE else send, None,
+                                 op=MPI.SUM, root=0)
+            self.comm.Bcast(part, root=0)
+
+    def bcast(self, buf):
+        if self.size > 1:
+            self.comm.Bcast(buf.reshape(-1), root=0)
 
     def barrier(self):
-        if self.size > 1:
-            self.wait(self.comm.Ibarrier(), 'barrier')
+        self.agree(json.dumps(['barrier']), 'barrier')
 
 
-_COMMS = []
+_STATE = {}      # one communicator and one engine variable per process, shared by stores
 
 
-def _abort_if_broken():
-    """A rank left behind by a failed collective would hang in MPI_Finalize: abort the job."""
-    for comm in _COMMS:
+def _shared():
+    if not _STATE:
+        comm = _Comm(_timeout_from_env())
+        _STATE.update(comm=comm, var=engine.new_var())
+        if comm.size > 1:
+            _install_abort_on_failure(comm)
+    return _STATE['comm'], _STATE['var']
+
+
+def _install_abort_on_failure(comm):
+    """Abort the job when this rank fails, so the other ranks do not wait for it."""
+    previous_hook = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        previous_hook(kind, value, tb)
+        if comm.broken is None:
+            comm.broken = f"uncaught {kind.__name__} on rank {comm.rank}"
+
+    def abort_if_broken():
+        # Pending collectives finish (or time out) first; their errors were reported
+        # at a wait already or are reported here through `broken`.
+        try:
+            engine.wait_all()
+        except Exception as err:        # noqa: BLE001 - reported, then the job aborts
+            if comm.broken is not None:
+                sys.stderr.write(f"mxcy dist_sync: {type(err).__name__}: {err}\n")
         if comm.broken is not None:
-            sys.stderr.write(f"mxcy dist_sync: aborting the MPI job after a failed "
-                             f"collective ({comm.broken})\n")
+            sys.stderr.write(f"mxcy dist_sync: aborting the MPI job ({comm.broken})\n")
             sys.stderr.flush()
             comm.comm.Abort(1)
 
-
-atexit.register(_abort_if_broken)
+    sys.excepthook = excepthook
+    # Registered after the engine's own exit handler, so it runs before the workers stop.
+    atexit.register(abort_if_broken)
 
 
 class DistKVStore(KVStore):
@@ -137,10 +198,7 @@ class DistKVStore(KVStore):
 
     def __init__(self, name='dist_sync'):
         super().__init__(name)
-        timeout = float(os.environ.get('MXCY_KV_TIMEOUT', '120'))
-        self._comm = _Comm(timeout)
-        _COMMS.append(self._comm)
-        self._comm_var = engine.new_var()     # orders every MPI call of this store
+        self._comm, self._comm_var = _shared()
 
     @property
     def rank(self):
@@ -156,65 +214,90 @@ class DistKVStore(KVStore):
         keys = [k for k, _ in _pairs('init', key, value)]
         comm = self._comm
         stored = [self._store[k] for k in keys]
-        signature = json.dumps([[str(k), list(s.shape), str(np.dtype(s.dtype))]
-                                for k, s in zip(keys, stored)])
+        signature = json.dumps(['init', [[str(k), list(s.shape), str(np.dtype(s.dtype))]
+                                         for k, s in zip(keys, stored)]])
+        what = f"init of keys {_describe(keys)}"
 
-        def run():
-            comm.check_same(signature, f"init of keys {keys}")
-            for k, arr in zip(keys, stored):
-                view = arr._np_view()
-                comm.bcast(view, f"init of key {k!r}")
-        engine.push(run, [], stored + [self._comm_var], name='kv_init_bcast')
+        def run(*views):
+            comm.agree(signature, what)
+            for view in views:
+                comm.bcast(view)
+        engine.push(_with_views(run, stored), [], stored + [self._comm_var],
+                    name='kv_init_bcast')
+        # as MXNet's dist init, a synchronous call: a mismatch raises here, at the call,
+        # and leaves the keys uninitialised
+        try:
+            engine.wait(self._comm_var)
+        except BaseException:
+            for k in keys:
+                self._store.pop(k, None)
+            raise
 
     def _apply_push(self, groups):
         """Local sums, then one engine op that reduces them over the ranks, then update."""
-        groups = sorted(groups, key=lambda g: str(g[0]))
-        merged = []
+        groups = sorted(groups, key=lambda g: str(g[0]))     # the same order on every rank
+        plan = []
         for k, values in groups:
-            total = values[0].copy() if len(values) == 1 else values[0] + values[1]
-            for v in values[2:]:
-                total += v
-            merged.append((k, total))
-        self._reduce(merged)
-        for k, total in merged:
+            src = values[0]
+            if len(values) > 1:
+                src = values[0] + values[1]
+                for v in values[2:]:
+                    src += v
             stored = self._store[k]
-            if self._updater is not None:
-                self._updater(k, total, stored)
-            else:
-                total.copyto(stored)
+            dst = stored if self._updater is None else nd.empty(stored.shape,
+                                                                dtype=stored.dtype)
+            plan.append((k, src, dst))
+        self._reduce(plan)
+        if self._updater is not None:
+            for k, _, reduced in plan:
+                self._updater(k, reduced, self._store[k])
 
-    def _reduce(self, merged):
+    def _reduce(self, plan):
+        """One engine op: dst := sum over ranks of src, for every (key, src, dst)."""
         comm = self._comm
-        arrays = [t for _, t in merged]
-        keys = [k for k, _ in merged]
-        signature = json.dumps([[str(k), list(t.shape), str(np.dtype(t.dtype))]
-                                for k, t in merged])
-        small = [i for i, t in enumerate(arrays)
-                 if t.size * np.dtype(t.dtype).itemsize <= FUSE_BYTES]
-        large = [i for i in range(len(arrays)) if i not in small]
+        keys = [k for k, _, _ in plan]
+        srcs = [s for _, s, _ in plan]
+        dsts = [d for _, _, d in plan]
+        signature = json.dumps(['push', [[str(k), list(d.shape), str(np.dtype(d.dtype))]
+                                         for k, d in zip(keys, dsts)]])
+        what = f"push of keys {_describe(keys)}"
+        small = [i for i, d in enumerate(dsts)
+                 if d.size * np.dtype(d.dtype).itemsize <= FUSE_BYTES]
+        large = [i for i in range(len(dsts)) if i not in set(small)]
+        n = len(plan)
 
-        def run():
-            comm.check_same(signature, f"push of keys {keys}")
-            views = [a._np_view() for a in arrays]
+        def run(*views):
+            src_views, dst_views = views[:n], views[n:]
+            comm.agree(signature, what)
             by_dtype = {}
             for i in small:
-                by_dtype.setdefault(views[i].dtype, []).append(i)
-            for dtype, idx in by_dtype.items():
-                fused = np.concatenate([views[i].reshape(-1) for i in idx])
-                comm.allreduce_sum(fused, f"push of keys {[keys[i] for i in idx]}")
+                by_dtype.setdefault(dst_views[i].dtype, []).append(i)
+            for idx in by_dtype.values():
+                fused = np.concatenate([src_views[i].reshape(-1) for i in idx])
+                comm.allreduce_sum(fused, fused)
                 offset = 0
                 for i in idx:
-                    n = views[i].size
-                    views[i].reshape(-1)[:] = fused[offset:offset + n]
-                    offset += n
+                    size = dst_views[i].size
+                    dst_views[i].reshape(-1)[:] = fused[offset:offset + size]
+                    offset += size
             for i in large:
-                comm.allreduce_sum(views[i], f"push of key {keys[i]!r}")
-        engine.push(run, [], arrays + [self._comm_var], name='kv_allreduce')
+                comm.allreduce_sum(src_views[i], dst_views[i])
+        engine.push(_with_views(run, srcs + dsts), srcs, dsts + [self._comm_var],
+                    name='kv_allreduce')
 
     def _barrier(self):
-        """Wait until every rank reaches this point (within the timeout)."""
+        """Wait for everything pushed so far (raising its first error, such as a failed
+        collective), then until every rank reaches this point (within the timeout)."""
         engine.wait_all()
-        self._comm.barrier()
+        engine.push(self._comm.barrier, [], [self._comm_var], name='kv_barrier')
+        engine.wait(self._comm_var)
 
     def barrier(self):
         self._barrier()
+
+
+def _with_views(fn, arrays):
+    """An engine callable that calls fn(*NumPy views of arrays) (views valid inside only)."""
+    def run():
+        fn(*[a._np_view() for a in arrays])
+    return run

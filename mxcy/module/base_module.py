@@ -36,6 +36,21 @@ def _reset_for_predict(data_iter):
     getattr(data_iter, 'reset_for_predict', data_iter.reset)()
 
 
+class _WarningsOnly:
+    """A logger face that drops debug/info records and forwards the rest."""
+
+    def __init__(self, logger):
+        self._logger = logger
+
+    def debug(self, *args, **kwargs):
+        pass
+
+    info = debug
+
+    def __getattr__(self, name):
+        return getattr(self._logger, name)
+
+
 class BaseModule:
     def __init__(self, logger=logging):
         self.logger = logger
@@ -126,6 +141,7 @@ class BaseModule:
         validation_metric = validation_metric if validation_metric is not None else eval_metric
         eval_metric = metric_module.create(eval_metric)
         self._stop_requested = False
+        log = self._fit_logger()
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
@@ -145,8 +161,8 @@ class BaseModule:
                 if stop or (epoch_size is not None and nbatch >= epoch_size):
                     break
             for name, value in eval_metric.get_name_value():
-                self.logger.info('Epoch[%d] Train-%s=%f', epoch, name, value)
-            self.logger.info('Epoch[%d] Time cost=%.3f', epoch, time.time() - tic)
+                log.info('Epoch[%d] Train-%s=%f', epoch, name, value)
+            log.info('Epoch[%d] Time cost=%.3f', epoch, time.time() - tic)
             arg_params, aux_params = self.get_params()
             self.set_params(arg_params, aux_params)
             stop = _call_all(epoch_end_callback, epoch, self.symbol, arg_params,
@@ -156,12 +172,20 @@ class BaseModule:
                                  score_end_callback=eval_end_callback,
                                  batch_end_callback=eval_batch_end_callback, epoch=epoch)
                 for name, value in res:
-                    self.logger.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
+                    log.info('Epoch[%d] Validation-%s=%f', epoch, name, value)
                 stop = stop or self._stop_requested
             train_data.reset()
             if stop:
-                self.logger.info('Epoch[%d] a callback asked to stop training', epoch)
+                log.info('Epoch[%d] a callback asked to stop training', epoch)
                 break
+
+    def _fit_logger(self):
+        """`self.logger`, except on ranks > 0 of a distributed job: there fit's info lines
+        (the metrics, the same on every rank) are dropped and warnings still pass."""
+        kvstore = getattr(self, '_kvstore', None)
+        if kvstore is None or getattr(kvstore, 'rank', 0) == 0:
+            return self.logger
+        return _WarningsOnly(self.logger)
 
     @property
     def symbol(self):

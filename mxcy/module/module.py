@@ -51,6 +51,8 @@ class Module(BaseModule):
                                  f"symbol; arguments are {args}")
         inputs = set(self._data_names) | set(self._label_names) | set(self._state_names)
         self._param_names = [n for n in args if n not in inputs]
+        # the optimizer's index of each parameter (borrow_optimizer shares another's)
+        self._param_index = {n: i for i, n in enumerate(self._param_names)}
         self._aux_names = symbol.list_auxiliary_states()
         self._output_names = symbol.list_outputs()
         self._arg_params = None
@@ -113,12 +115,48 @@ class Module(BaseModule):
                 reqs[name] = 'write' if inputs_need_grad else 'null'
             else:
                 reqs[name] = 'null'
-        shared = shared_module._exec if shared_module is not None else None
-        self._exec = self._symbol.simple_bind(self._context, grad_req=reqs, type_dict=types,
-                                              shared_exec=shared, **shapes)
+        if shared_module is None:
+            self._exec = self._symbol.simple_bind(self._context, grad_req=reqs,
+                                                  type_dict=types, **shapes)
+        else:
+            self._exec = self._bind_sharing(shared_module, shapes, types, reqs)
         self.binded = True
         if self.params_initialized:
             self._exec.copy_params_from(self._arg_params, self._aux_params)
+
+    def _bind_sharing(self, shared_module, shapes, types, reqs):
+        """An executor whose parameters, their gradients and auxiliary states ARE the
+        shared module's arrays (same NDArray objects, matched by name), and whose
+        intermediate buffers reuse the shared executor's memory (BucketingModule)."""
+        from mxcy.executor import Executor
+        if not shared_module.binded:
+            raise MXNetError("bind: shared_module must be bound first")
+        shared = shared_module._exec
+        sym, ctx = self._symbol, self._context
+        arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+        arg_types, _, aux_types = sym.infer_type_partial(**types)
+
+        def take(kind, name, shape, dtype, pool):
+            dtype = np.dtype(dtype or np.float32)
+            arr = pool.get(name)
+            if arr is None:
+                return nd.zeros(tuple(shape), ctx, dtype)
+            if arr.shape != tuple(shape) or np.dtype(arr.dtype) != dtype:
+                raise MXNetError(f"bind: {kind} {name!r} is {arr.shape} {np.dtype(arr.dtype)} "
+                                 f"in shared_module, this module needs {tuple(shape)} {dtype}")
+            return arr
+        shared_params = {n: shared.arg_dict[n] for n in shared_module._param_names}
+        args, grads = [], {}
+        for name, shape, dtype in zip(sym.list_arguments(), arg_shapes, arg_types):
+            pool = shared_params if name in self._param_names else {}
+            args.append(take('parameter', name, shape, dtype, pool))
+            if reqs[name] != 'null':
+                grad_pool = shared.grad_dict if name in shared_params else {}
+                grads[name] = take('gradient', name, shape, dtype, grad_pool)
+        aux = [take('auxiliary state', name, shape, dtype, shared.aux_dict)
+               for name, shape, dtype in zip(self._aux_names, aux_shapes, aux_types)]
+        return Executor(sym, ctx, args, grads or None, reqs, aux,
+                        _shared_buffers=shared._plan.buffers)
 
     def reshape(self, data_shapes, label_shapes=None):
         assert self.binded
@@ -203,16 +241,33 @@ class Module(BaseModule):
         self._optimizer = optimizer
         self._kvstore = kv
         self._updater = opt.get_updater(optimizer)
-        if kv is not None:
-            # every rank starts from rank 0's weights
-            for name in self._param_names:
-                kv.init(name, self._exec.arg_dict[name])
-                kv.pull(name, out=self._exec.arg_dict[name])
+        if kv is not None and self._param_names:
+            # every rank starts from rank 0's weights (one init: one collective, not one
+            # per parameter)
+            weights = [self._exec.arg_dict[name] for name in self._param_names]
+            kv.init(self._param_names, weights)
+            kv.pull(self._param_names, out=weights)
         self.optimizer_initialized = True
         states = getattr(self, '_preload_opt_states', None)
         if states is not None:
             self.load_optimizer_states(states)
             self._preload_opt_states = None
+
+    def borrow_optimizer(self, shared_module):
+        """Use `shared_module`'s optimizer, updater (so its optimizer states) and KVStore;
+        parameters keep the shared module's update indices (BucketingModule)."""
+        if not shared_module.optimizer_initialized:
+            raise MXNetError("borrow_optimizer: shared_module has no optimizer yet")
+        unknown = [n for n in self._param_names if n not in shared_module._param_index]
+        if unknown:
+            raise MXNetError(f"borrow_optimizer: parameters {unknown} are not parameters of "
+                             "shared_module, so it has no optimizer state for them")
+        self._optimizer = shared_module._optimizer
+        self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
+        self._updater = shared_module._updater
+        self._param_index = shared_module._param_index
+        self.optimizer_initialized = True
 
     # ------------------------------------------------------------ computation
     def _batch_shapes_differ(self, data_batch):
@@ -251,7 +306,8 @@ class Module(BaseModule):
         distributed training: push the gradient, pull the reduced result)."""
         assert self.optimizer_initialized
         args, grads = self._exec.arg_dict, self._exec.grad_dict
-        trained = [(i, n) for i, n in enumerate(self._param_names) if grads.get(n) is not None]
+        trained = [(self._param_index[n], n) for n in self._param_names
+                   if grads.get(n) is not None]
         if self._kvstore is not None and trained:
             names = [n for _, n in trained]
             self._kvstore.pushpull(names, [grads[n] for n in names],

@@ -32,9 +32,9 @@ the real NDArrays. Consequences:
 One `CustomOp` instance serves the forward and backward of one graph node in one executor
 (`create_operator` is called once per node, executor and shape set), so state kept on
 ``self`` in forward is seen by the matching backward; ``mx.nd.Custom`` creates one per
-call. ``declare_backward_dependency`` is
-accepted; the memory plan keeps every input, output and head gradient of a custom node
-for backward (the declaration only ever narrows that set, so keeping all is safe).
+call. ``declare_backward_dependency`` is accepted; the memory plan keeps every input,
+output and head gradient of a custom node for backward (the declaration only ever narrows
+that set, so keeping all is safe).
 """
 import warnings
 import weakref
@@ -42,12 +42,12 @@ import weakref
 import numpy as np
 
 from mxcy import _ndarray, engine
-from mxcy.base import MXNetError
 from mxcy._ops import BINARY_OPS
-from mxcy.operator._params import Param, ParamSchema, Params
+from mxcy.base import MXNetError
+from mxcy.operator._params import Param, Params, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 
-__all__ = ['CustomOp', 'CustomOpProp', 'register', 'get_registered']
+__all__ = ['CustomOp', 'CustomOpProp', 'get_registered', 'register']
 
 _ADD = BINARY_OPS['add']
 _PROPS = {}                                  # op_type -> CustomOpProp subclass
@@ -63,11 +63,9 @@ class CustomOp:
 
     def forward(self, is_train, req, in_data, out_data, aux):
         """Compute out_data from in_data; write with ``self.assign(out_data[i], req[i], v)``."""
-        pass
 
     def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
         """Compute in_grad from out_grad (and the data); write with ``self.assign``."""
-        pass
 
     def assign(self, dst, req, src):
         """dst (req) src: 'write'/'inplace' overwrite, 'add' accumulates, 'null' skips."""

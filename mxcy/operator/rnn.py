@@ -21,19 +21,22 @@ Cells (x the layer input, h and c the previous state, σ the logistic function):
 With ``p`` > 0 in training, dropout (keep with 1 − p, scale 1/(1 − p)) is applied to each
 layer's output before it feeds the next layer (not to the last layer's output).
 
-Computation: one engine op for forward and one for backward (a Python op running NumPy
-and its BLAS). Per layer and direction the input projection of the whole sequence is one
-GEMM; the recurrence does one (N × H)·(H × G·H) GEMM per step; backward (BPTT) keeps the
-gate gradients of every step and forms dW_x, dW_h and dx with one GEMM each. A hidden
+Computation: one engine op for forward and one for backward (a Python op: NumPy for the
+elementwise work, SciPy's BLAS, the one the engine limits per worker, for the GEMMs). Per
+layer and direction the input projection of the whole sequence is one GEMM; the
+recurrence does one (N × H)·(H × G·H) GEMM per step; backward (BPTT) keeps the gate
+gradients of every step and forms dW_x, dW_h and dx with one GEMM each. Measured on 2
+cores (T=20, N=32, I=H=256, forward + backward): about 2x faster than the same LSTM
+unrolled into FullyConnected/SliceChannel/Activation/elementwise nodes. A hidden
 output ``reserve`` holds what backward needs: each layer's output and, per layer and
 direction, the activated gates (LSTM, GRU), the cell states (LSTM) or W_hn·h + b_hn (GRU),
 plus the dropout masks.
 """
 import numpy as np
-from scipy.special import expit
+from scipy.linalg import blas as _blas
 
-from mxcy.base import MXNetError
 from mxcy import _ndarray
+from mxcy.base import MXNetError
 from mxcy.ndarray.random import push_random
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
@@ -87,7 +90,7 @@ def unpack_params(flat, p, input_size):
 
 def _reserve_layout(p, dshape):
     """[(key, shape)] of the arrays kept for backward, in their order in `reserve`."""
-    t, n, _, h, num_layers, d, g = _dims(p, dshape)
+    t, n, _, h, num_layers, d, _ = _dims(p, dshape)
     layout = []
     for layer in range(num_layers):
         layout.append((('y', layer), (t, n, d * h)))
@@ -123,19 +126,52 @@ def _previous_states(h0, ys, reverse):
     return np.concatenate([h0[None], ys[:-1]], axis=0)
 
 
+def _gemm(a, b, out=None, trans_a=False, trans_b=False, beta=0.0):
+    """out := op(a)·op(b) + beta·out (row-major) on SciPy's BLAS; returns out.
+
+    SciPy's BLAS is the one the engine limits to its share of the cores (NumPy's own
+    BLAS would start extra threads inside a worker and oversubscribe the machine).
+    Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, and the .T of a
+    C-ordered array is F-ordered, so C-contiguous operands and outputs are not copied.
+    """
+    gemm = _blas.dgemm if a.dtype == np.float64 else _blas.sgemm
+    if out is not None and out.flags.c_contiguous and out.dtype == a.dtype:
+        target = out.T
+        written = gemm(1.0, b.T, a.T, beta=beta, c=target, trans_a=trans_b, trans_b=trans_a,
+                       overwrite_c=1)
+        if written is target:       # computed in place (always, for these operands)
+            return out
+        out[...] = written.T
+        return out
+    result = gemm(1.0, b.T, a.T, trans_a=trans_b, trans_b=trans_a).T
+    if out is None:
+        return result
+    if beta:
+        result += beta * out
+    out[...] = result
+    return out
+
+
+def _sigmoid_inplace(v):
+    """v := σ(v) = (1 + tanh(v/2)) / 2 (NumPy's vectorised tanh: ~3x faster than expit)."""
+    np.multiply(v, 0.5, out=v)
+    np.tanh(v, out=v)
+    v *= 0.5
+    v += 0.5
+
+
 # ---------------------------------------------------------------- forward cells
 def _lstm_forward(x2, h, c, w, ys, gates, cells, reverse):
     wx, wh, bx, bh = w
     t, hs = ys.shape[0], ys.shape[2]
-    np.matmul(x2, wx.T, out=gates.reshape(-1, 4 * hs))
+    _gemm(x2, wx, gates.reshape(-1, 4 * hs), trans_b=True)
     gates += bx + bh
-    wh_t = wh.T
     for step in _time_steps(t, reverse):
         g = gates[step]
-        g += h @ wh_t
-        expit(g[:, :2 * hs], out=g[:, :2 * hs])
+        _gemm(h, wh, g, trans_b=True, beta=1.0)
+        _sigmoid_inplace(g[:, :2 * hs])
         np.tanh(g[:, 2 * hs:3 * hs], out=g[:, 2 * hs:3 * hs])
-        expit(g[:, 3 * hs:], out=g[:, 3 * hs:])
+        _sigmoid_inplace(g[:, 3 * hs:])
         i, f, gg, o = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:3 * hs], g[:, 3 * hs:]
         c_new = cells[step]
         np.multiply(f, c, out=c_new)
@@ -150,16 +186,15 @@ def _lstm_forward(x2, h, c, w, ys, gates, cells, reverse):
 def _gru_forward(x2, h, w, ys, gates, hn, reverse):
     wx, wh, bx, bh = w
     t, hs = ys.shape[0], ys.shape[2]
-    np.matmul(x2, wx.T, out=gates.reshape(-1, 3 * hs))
+    _gemm(x2, wx, gates.reshape(-1, 3 * hs), trans_b=True)
     gates += bx
-    wh_t = wh.T
     for step in _time_steps(t, reverse):
         g = gates[step]
-        gh = h @ wh_t
+        gh = _gemm(h, wh, trans_b=True)
         gh += bh
         rz = g[:, :2 * hs]
         rz += gh[:, :2 * hs]
-        expit(rz, out=rz)
+        _sigmoid_inplace(rz)
         r, z, n = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:]
         hn[step] = gh[:, 2 * hs:]
         n += r * hn[step]
@@ -175,12 +210,11 @@ def _gru_forward(x2, h, w, ys, gates, hn, reverse):
 def _rnn_forward(x2, h, w, ys, relu, reverse):
     wx, wh, bx, bh = w
     t, n, hs = ys.shape
-    proj = (x2 @ wx.T).reshape(t, n, hs)
+    proj = _gemm(x2, wx, trans_b=True).reshape(t, n, hs)
     proj += bx + bh
-    wh_t = wh.T
     for step in _time_steps(t, reverse):
         pre = proj[step]
-        pre += h @ wh_t
+        _gemm(h, wh, pre, trans_b=True, beta=1.0)
         if relu:
             np.maximum(pre, 0, out=ys[step])
         else:
@@ -191,60 +225,69 @@ def _rnn_forward(x2, h, w, ys, relu, reverse):
 
 # ---------------------------------------------------------------- backward cells
 def _lstm_backward(w, h0, c0, ys, gates, cells, dys, dh, dc, reverse):
-    """Gate gradients of every step (T·N, 4H) and the gradients of h0 and c0."""
+    """Gate gradients of every step (T·N, 4H) and the gradients of h0 and c0.
+
+    The factors that do not depend on the recurrence (gate derivatives, tanh(c), the
+    previous cells) are formed for the whole sequence first; a step then costs ~10
+    elementwise passes and one GEMM.
+    """
     wh = w[1]
     t, n, hs = ys.shape
+    tanh_c = np.tanh(cells)
+    dc_per_dh = gates[:, :, 3 * hs:] * (1 - tanh_c * tanh_c)       # ∂c'/∂h' = o·tanh′(c')
+    deriv = gates * (1 - gates)                                    # σ′ of i, f, o
+    g_act = gates[:, :, 2 * hs:3 * hs]
+    np.subtract(1, g_act * g_act, out=deriv[:, :, 2 * hs:3 * hs])  # tanh′ of g
+    c_prevs = _previous_states(c0, cells, reverse)
     dgates = np.empty((t, n, 4 * hs), dtype=ys.dtype)
     for step in _time_steps(t, not reverse):
-        g = gates[step]
-        i, f, gg, o = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:3 * hs], g[:, 3 * hs:]
-        prev = step + 1 if reverse else step - 1
-        c_prev = c0 if prev in (-1, t) else cells[prev]
+        g, dg = gates[step], dgates[step]
         dh = dh + dys[step]
-        tanh_c = np.tanh(cells[step])
-        dc = dc + dh * o * (1 - tanh_c * tanh_c)
-        dg = dgates[step]
-        dg[:, :hs] = dc * gg * i * (1 - i)
-        dg[:, hs:2 * hs] = dc * c_prev * f * (1 - f)
-        dg[:, 2 * hs:3 * hs] = dc * i * (1 - gg * gg)
-        dg[:, 3 * hs:] = dh * tanh_c * o * (1 - o)
-        dc = dc * f
-        dh = dg @ wh
+        dc = dc + dh * dc_per_dh[step]
+        np.multiply(dc, g[:, 2 * hs:3 * hs], out=dg[:, :hs])        # i: dc·g
+        np.multiply(dc, c_prevs[step], out=dg[:, hs:2 * hs])        # f: dc·c_prev
+        np.multiply(dc, g[:, :hs], out=dg[:, 2 * hs:3 * hs])        # g: dc·i
+        np.multiply(dh, tanh_c[step], out=dg[:, 3 * hs:])           # o: dh·tanh(c)
+        dg *= deriv[step]
+        dc = dc * g[:, hs:2 * hs]
+        dh = _gemm(dg, wh)
     flat = dgates.reshape(t * n, 4 * hs)
     return flat, flat, dh, dc
 
 
 def _gru_backward(w, h0, ys, gates, hn, dys, dh, reverse):
+    """Gate gradients of every step, for the W_x side and the W_h side (they differ in
+    the n block: r·h_n), and the gradient of h0."""
     wh = w[1]
     t, n, hs = ys.shape
+    r, z, cand = gates[:, :, :hs], gates[:, :, hs:2 * hs], gates[:, :, 2 * hs:]
+    h_prevs = _previous_states(h0, ys, reverse)
+    dn_per_dh = (1 - z) * (1 - cand * cand)                         # through n, pre-tanh
+    dr_per_dn = hn * r * (1 - r)                                    # through r, pre-σ
+    dz_per_dh = (h_prevs - cand) * z * (1 - z)                      # through z, pre-σ
     dgx = np.empty((t, n, 3 * hs), dtype=ys.dtype)
     dgh = np.empty((t, n, 3 * hs), dtype=ys.dtype)
     for step in _time_steps(t, not reverse):
-        g = gates[step]
-        r, z, nn = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:]
-        prev = step + 1 if reverse else step - 1
-        h_prev = h0 if prev in (-1, t) else ys[prev]
-        dh = dh + dys[step]
-        dn_pre = dh * (1 - z) * (1 - nn * nn)
         dx_t, dh_t = dgx[step], dgh[step]
-        dx_t[:, :hs] = dn_pre * hn[step] * r * (1 - r)
-        dx_t[:, hs:2 * hs] = dh * (h_prev - nn) * z * (1 - z)
-        dx_t[:, 2 * hs:] = dn_pre
+        dh = dh + dys[step]
+        dn_pre = np.multiply(dh, dn_per_dh[step], out=dx_t[:, 2 * hs:])
+        np.multiply(dn_pre, dr_per_dn[step], out=dx_t[:, :hs])
+        np.multiply(dh, dz_per_dh[step], out=dx_t[:, hs:2 * hs])
         dh_t[:, :2 * hs] = dx_t[:, :2 * hs]
-        dh_t[:, 2 * hs:] = dn_pre * r
-        dh = dh * z + dh_t @ wh
+        np.multiply(dn_pre, r[step], out=dh_t[:, 2 * hs:])
+        dh = _gemm(dh_t, wh, dh * z[step], beta=1.0)
     return dgx.reshape(t * n, 3 * hs), dgh.reshape(t * n, 3 * hs), dh
 
 
 def _rnn_backward(w, ys, dys, dh, relu, reverse):
     wh = w[1]
     t, n, hs = ys.shape
+    deriv = (ys > 0).astype(ys.dtype) if relu else 1 - ys * ys
     dpre = np.empty((t, n, hs), dtype=ys.dtype)
     for step in _time_steps(t, not reverse):
         dh = dh + dys[step]
-        y = ys[step]
-        np.multiply(dh, (y > 0) if relu else (1 - y * y), out=dpre[step])
-        dh = dpre[step] @ wh
+        np.multiply(dh, deriv[step], out=dpre[step])
+        dh = _gemm(dpre[step], wh)
     flat = dpre.reshape(t * n, hs)
     return flat, flat, dh
 
@@ -406,7 +449,7 @@ def _rnn_forward_all(p, x, flat, h0, c0, res, gen):
 
 def _rnn_backward_all(p, x, flat, h0, c0, res, dout, dhy, dcy):
     """Gradients [d data, d parameters, d state, (d state_cell)] by BPTT."""
-    t, n, i, h, num_layers, d, g = _dims(p, x.shape)
+    t, n, i, h, num_layers, d, _ = _dims(p, x.shape)
     weights = unpack_params(flat, p, i)
     dflat = np.zeros_like(flat)
     dweights = unpack_params(dflat, p, i)
@@ -442,11 +485,11 @@ def _rnn_backward_all(p, x, flat, h0, c0, res, dout, dhy, dcy):
                                                  p.mode == 'rnn_relu', reverse)
             h_prev = _previous_states(h0[k], ys[:, :, sl], reverse).reshape(t * n, h)
             dwx, dwh, dbx, dbh = dweights[layer, direction]
-            np.matmul(dgx.T, x2, out=dwx)
-            np.matmul(dgh.T, h_prev, out=dwh)
+            _gemm(dgx, x2, dwx, trans_a=True)
+            _gemm(dgh, h_prev, dwh, trans_a=True)
             dgx.sum(axis=0, out=dbx)
             dgh.sum(axis=0, out=dbh)
-            dx2 += dgx @ w[0]
+            _gemm(dgx, w[0], dx2, beta=1.0)
         dys_all = dx2.reshape(t, n, -1)
         if layer > 0 and p.p > 0:
             dys_all = dys_all * res['mask', layer - 1]

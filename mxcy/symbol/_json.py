@@ -98,6 +98,9 @@ def load_json(json_str):
             _fail(f"node {i} ({name!r}) uses operator {op_name!r}, which mxcy does not have")
         spec = get_op(op_name)
         param_names = set(spec.params.names())
+        if getattr(spec.params, 'open_kwargs', False):
+            # Custom: every attribute that is not a user/dunder attribute is a parameter
+            param_names = {k for k in attrs if not (k.startswith('__') and k.endswith('__'))}
         params = {k: v for k, v in attrs.items() if k in param_names}
         # old graphs wrote ctx_group/lr_mult... plainly; MXNet upgrades them to __key__
         user = stored_attrs({k: v for k, v in attrs.items() if k not in param_names})

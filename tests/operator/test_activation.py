@@ -81,9 +81,9 @@ def test_prelu_gamma_shape_inferred_and_checked():
 def test_rrelu_inference_uses_mean_slope():
     x = _x()
     slope = (0.1 + 0.3) / 2
-    y, mask = check_op_forward('LeakyReLU', {'act_type': 'rrelu', 'lower_bound': 0.1,
-                                             'upper_bound': 0.3}, [x],
-                               [np.where(x > 0, x, slope * x), np.full(x.shape, slope)])
+    check_op_forward('LeakyReLU', {'act_type': 'rrelu', 'lower_bound': 0.1,
+                                   'upper_bound': 0.3}, [x],
+                     [np.where(x > 0, x, slope * x), np.full(x.shape, slope)])
     check_op_backward('LeakyReLU', {'act_type': 'rrelu'}, [x], is_train=False)
 
 
@@ -162,19 +162,19 @@ def test_dropout_reproducible_under_seed():
 
 
 def test_dropout_always_mode_drops_in_inference():
-    y, mask = _dropout(mx.nd.ones((50, 50)), False, p=0.5, mode='always')
+    y, _ = _dropout(mx.nd.ones((50, 50)), False, p=0.5, mode='always')
     assert 0.3 < (y == 0).mean() < 0.7
 
 
 def test_dropout_axes_share_the_draw():
-    y, mask = _dropout(mx.nd.ones((6, 40, 3)), True, p=0.5, axes=(1,))
+    _, mask = _dropout(mx.nd.ones((6, 40, 3)), True, p=0.5, axes=(1,))
     assert np.all(mask == mask[:, :1, :])          # one draw along axis 1
     assert 0 < (mask == 0).mean() < 1
 
 
 def test_dropout_p_zero_and_one():
     x = mx.nd.array(_x())
-    y, mask = _dropout(x, True, p=0.0)
+    y, _ = _dropout(x, True, p=0.0)
     np.testing.assert_array_equal(y, x.asnumpy())
     y, mask = _dropout(x, True, p=1.0)
     np.testing.assert_array_equal(y, 0)
@@ -215,3 +215,25 @@ def test_dropout_bad_params():
         mx.nd.Dropout(mx.nd.ones((2, 2)), axes=(3,))
     with pytest.raises(ValueError, match="mode.*must be one of"):
         mx.nd.Dropout(mx.nd.ones((2, 2)), mode='sometimes')
+
+
+def test_dropout_on_an_intermediate_value_in_a_graph():
+    # FC -> Dropout -> FC(identity): the executor may run Dropout in place over fc1's output
+    net = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=6, name='fc1')
+    net = mx.sym.Dropout(net, p=0.5)
+    net = mx.sym.FullyConnected(net, num_hidden=6, no_bias=True, name='fc2')
+    exe = net.simple_bind(mx.cpu(), data=(5, 4))
+    rng = np.random.default_rng(0)
+    x = rng.uniform(1, 2, (5, 4)).astype(np.float32)
+    w1 = rng.uniform(0.5, 1, (6, 4)).astype(np.float32)
+    exe.arg_dict['fc1_weight'][:] = w1
+    exe.arg_dict['fc1_bias'][:] = 0
+    exe.arg_dict['fc2_weight'][:] = np.eye(6, dtype=np.float32)
+    hidden = x @ w1.T
+    np.testing.assert_allclose(exe.forward(is_train=False, data=x)[0].asnumpy(), hidden,
+                               rtol=1e-5)
+    out = exe.forward(is_train=True, data=x)[0].asnumpy()
+    mask = out / hidden
+    assert set(np.unique(mask.round(4))) <= {0.0, 2.0} and 0 < (mask == 0).sum() < mask.size
+    exe.backward([mx.nd.ones((5, 6))])
+    np.testing.assert_allclose(exe.grad_dict['data'].asnumpy(), mask @ w1, rtol=1e-5)

@@ -15,7 +15,7 @@ def _rng(seed=0):
 def _bn_reference(x, gamma, beta, mean, var, eps, axis=1):
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
-    r = lambda v: v.reshape(shape)   # noqa: E731
+    r = lambda v: v.reshape(shape)
     return (x - r(mean)) / np.sqrt(r(var) + eps) * r(gamma) + r(beta)
 
 

@@ -5,8 +5,12 @@ import numpy as np
 import pytest
 
 import mxcy as mx
-from mxcy.test_utils import (check_numeric_gradient, check_symbolic_backward,
-                             check_symbolic_forward, simple_forward)
+from mxcy.test_utils import (
+    check_numeric_gradient,
+    check_symbolic_backward,
+    check_symbolic_forward,
+    simple_forward,
+)
 
 
 @pytest.fixture(autouse=True)

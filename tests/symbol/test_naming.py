@@ -71,9 +71,8 @@ def test_prefix():
     assert named.name == 'mynet_out'
     # variables are named by the user, never prefixed (as in MXNet)
     assert v.name == 'v'
-    with mx.name.Prefix('a_'):
-        with mx.name.Prefix('b_'):
-            inner = mx.sym.FullyConnected(data, num_hidden=2)
+    with mx.name.Prefix('a_'), mx.name.Prefix('b_'):
+        inner = mx.sym.FullyConnected(data, num_hidden=2)
     assert inner.name == 'b_fullyconnected0'     # the innermost manager names
 
 

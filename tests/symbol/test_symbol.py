@@ -21,7 +21,7 @@ def mlp():
     net = mx.sym.Variable('data')
     net = mx.sym.FullyConnected(data=net, name='fc1', num_hidden=128)
     net = mx.sym.Activation(data=net, name='relu1', act_type="relu")
-    net = mx.sym.FullyConnected(data=net, name='fc2', num_hidden=10)
+    net = mx.sym.FullyConnected(data=net, name='fc2', num_hidden=64)
     return mx.sym.SoftmaxOutput(data=net, name='out')
 
 
@@ -119,8 +119,7 @@ ARITH = [
 
 @pytest.mark.parametrize('expr,name,ref', ARITH, ids=[e for e, _, _ in ARITH])
 def test_arithmetic_names_and_values(expr, name, ref):
-    a, b = mx.sym.var('a'), mx.sym.var('b')
-    sym = eval(expr)
+    sym = eval(expr, {}, {'a': mx.sym.var('a'), 'b': mx.sym.var('b')})
     assert sym.name == name
     x = np.array([[1., 2., 3.], [4., 2., 0.5]], dtype=np.float32)
     y = np.array([[2., 2., 1.], [3., 5., 2.]], dtype=np.float32)

@@ -1,8 +1,9 @@
 """Regenerates lenet.json, mlp.json and mxnet_expected.json in this folder: run it here
 with MXNet 1.9.1 (python make_mxnet_fixtures.py). Not a test; the tests only read its output."""
 import json
-import numpy as np
+
 import mxnet as mx
+import numpy as np
 
 
 def lenet():

@@ -1,0 +1,239 @@
+"""``mx.nn.compile(model, input_shape, ctx)``: a traced model bound to one executor.
+
+Contract of the returned ``CompiledModel`` (``cm``):
+
+* compile traces the model (input variable ``data``), infers every deferred parameter
+  shape from `input_shape`, initializes parameters that have no value yet (their own
+  initializer, the one given to ``initialize``, else ``mx.init.Uniform()``, Gluon's
+  default) and binds an executor with ``grad_req='add'`` for the input and every
+  parameter whose ``grad_req`` is not 'null'. The executor binds the parameters' own
+  arrays: values flow both ways (an update is visible in ``layer.weight.data()``, a
+  ``set_data``/``load_parameters`` is visible to the executor).
+* ``cm(x)`` (NumPy or NDArray) runs forward in training mode and returns a copy of the
+  output (an NDArray; pushed, not waited for). ``cm.predict(x)`` runs inference mode
+  (Dropout off, BatchNorm on running statistics).
+* ``cm.backward(dy)`` zeroes the input gradient, backpropagates the head gradient `dy`
+  (parameter gradients accumulate: grad_req 'add') and returns a copy of the gradient
+  with respect to the input.
+* ``cm.update(lr)`` does ``w -= lr * lr_mult * grad`` and zeroes ``grad`` for every
+  parameter with a gradient, as in-place engine ops.
+* An input of another shape (another batch size) switches to an executor made by
+  ``Executor.reshape`` that shares parameters, gradients and buffers; the few most
+  recent shapes are kept.
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from mxcy import ndarray as nd
+from mxcy.base import MXNetError, as_shape
+from mxcy.context import current_context
+from mxcy.executor import Executor
+from mxcy.nn.tracing import trace
+
+_KEEP_SHAPES = 8
+
+
+def _infer_param_shapes(traced, input_shape, where):
+    """Fill every deferred parameter shape from the input shape (errors name the node
+    and the parameter)."""
+    symbol, params = traced.symbol, traced.params
+
+    def known(sym):
+        names = set(sym.list_inputs())
+        return {n: p.shape for n, p in params.items() if p.shape_known and n in names}
+    try:
+        for x, resolve in traced.resolvers:
+            _, (shape,), _ = x.infer_shape_partial(data=input_shape, **known(x))
+            if not shape:
+                raise MXNetError(f"could not infer the input shape of a recurrent layer "
+                                 f"from input_shape={input_shape}")
+            resolve(shape)
+        arg_shapes, _, aux_shapes = symbol.infer_shape(data=input_shape, **known(symbol))
+    except MXNetError as e:
+        raise MXNetError(f"{where}(input_shape={input_shape}): {e}") from None
+    names = symbol.list_arguments() + symbol.list_auxiliary_states()
+    for name, shape in zip(names, list(arg_shapes) + list(aux_shapes)):
+        if name in params:
+            params[name].shape = shape
+
+
+class CompiledModel:
+    """A model bound to an executor; see the module docstring."""
+
+    def __init__(self, model, input_shape, ctx=None, dtype=None):
+        self.model = model
+        self._ctx = ctx if ctx is not None else current_context()
+        input_shape = as_shape(input_shape, 'compile: input_shape')
+        traced = trace(model)
+        self.symbol, self.params = traced.symbol, traced.params
+        if len(self.symbol.list_outputs()) != 1:
+            raise MXNetError(f"compile: the model must have one output, it has "
+                             f"{self.symbol.list_outputs()}")
+        if 'data' not in self.symbol.list_arguments():
+            raise MXNetError("compile: the model's output does not depend on its input")
+        _infer_param_shapes(traced, input_shape, 'compile')
+        for param in self.params.values():
+            param._finish_deferred_init(self._ctx)
+        self._dtype = self._input_dtype(dtype)
+        self._bind(input_shape)
+
+    def _input_dtype(self, dtype):
+        if dtype is not None:
+            return np.dtype(dtype).type
+        first = next((p for p in self.params.values() if p.kind == 'arg'), None)
+        return np.float32 if first is None else first.dtype
+
+    def _bind(self, input_shape):
+        ctx = self._ctx
+        args = {'data': nd.zeros(input_shape, ctx=ctx, dtype=self._dtype)}
+        grads = {'data': nd.zeros(input_shape, ctx=ctx, dtype=self._dtype)}
+        reqs = {'data': 'add'}
+        aux = {}
+        self._sgd = []
+        for name, param in self.params.items():
+            if param.kind == 'aux':
+                aux[name] = param.data()
+                continue
+            args[name] = param.data()
+            grad = param._ensure_grad(ctx)
+            reqs[name] = 'null' if grad is None else 'add'
+            if grad is not None:
+                grads[name] = grad
+                grad[:] = 0
+                self._sgd.append((args[name], grad, param.lr_mult))
+        exe = Executor(self.symbol, ctx, args, grads, reqs, aux)
+        self._base = exe
+        self._exe = exe
+        self._executors = OrderedDict([(tuple(input_shape), exe)])
+        self._param_shapes = {n: p.shape for n, p in self.params.items()}
+        self._trained = False
+
+    # ------------------------------------------------------------ running
+    def _executor_for(self, shape):
+        exe = self._executors.get(shape)
+        if exe is None:
+            try:
+                exe = self._base.reshape(allow_up_sizing=True, data=shape,
+                                         **self._param_shapes)
+            except MXNetError as e:
+                raise MXNetError(f"CompiledModel: input shape {shape} does not fit the "
+                                 f"model compiled for {self.input_shape}: {e}") from None
+            if len(self._executors) >= _KEEP_SHAPES:
+                oldest = next(k for k in self._executors if self._executors[k] is not
+                              self._base)
+                del self._executors[oldest]
+            self._executors[shape] = exe
+        self._exe = exe
+        return exe
+
+    def _as_input(self, x):
+        if not isinstance(x, nd.NDArray):
+            x = np.asarray(x)
+        return self._executor_for(tuple(x.shape)), x
+
+    def __call__(self, x):
+        """Forward in training mode; returns a copy of the output."""
+        exe, x = self._as_input(x)
+        exe.forward(is_train=True, data=x)
+        self._trained = True
+        return exe.outputs[0].copy()
+
+    def predict(self, x):
+        """Forward in inference mode; returns a copy of the output."""
+        exe, x = self._as_input(x)
+        exe.forward(is_train=False, data=x)
+        self._trained = False
+        return exe.outputs[0].copy()
+
+    def backward(self, dy):
+        """Backpropagate `dy` (the gradient of the loss with respect to the output) from
+        the last ``cm(x)``; returns the gradient with respect to that x."""
+        if not self._trained:
+            raise MXNetError("CompiledModel.backward: run a training forward cm(x) first "
+                             "(predict() does not keep what backward needs)")
+        exe = self._exe
+        out = exe.outputs[0]
+        if isinstance(dy, nd.NDArray):
+            if dy.dtype != out.dtype:
+                dy = dy.astype(out.dtype)
+        else:
+            dy = nd.array(np.asarray(dy), dtype=out.dtype)
+        if tuple(dy.shape) != tuple(out.shape):
+            raise ValueError(f"CompiledModel.backward: dy has shape {tuple(dy.shape)}, the "
+                             f"output has {tuple(out.shape)}")
+        dx = exe.grad_dict['data']
+        dx[:] = 0
+        exe.backward(dy)
+        return dx.copy()
+
+    def update(self, lr):
+        """One SGD step ``w -= lr * grad`` on every parameter; zeroes the gradients."""
+        lr = float(lr)
+        for w, grad, lr_mult in self._sgd:
+            grad *= lr * lr_mult
+            w -= grad
+            grad[:] = 0
+
+    def zero_grad(self):
+        for _, grad, _ in self._sgd:
+            grad[:] = 0
+
+    # ------------------------------------------------------------ views
+    @property
+    def executor(self):
+        return self._exe
+
+    @property
+    def input_shape(self):
+        return tuple(self._base.arg_dict['data'].shape)
+
+    def collect_params(self):
+        return self.params
+
+    def save_parameters(self, filename):
+        self.params.save(filename)
+
+    def load_parameters(self, filename, allow_missing=False, ignore_extra=False):
+        self.params.load(filename, allow_missing=allow_missing, ignore_extra=ignore_extra)
+
+    def __repr__(self):
+        return (f"CompiledModel(input_shape={self.input_shape}, "
+                f"params={list(self.params)})")
+
+
+def compile(model, input_shape, ctx=None, dtype=None):   # noqa: A001  (the issue's name)
+    """Trace `model`, infer its shapes from `input_shape` and bind it (see the module
+    docstring). `dtype` is the input's dtype (default: that of the parameters)."""
+    return CompiledModel(model, input_shape, ctx, dtype)
+
+
+def softmax_output_model(model):
+    """(symbol, arg_params, aux_params) for ``FeedForward``: the model's trailing softmax
+    becomes ``SoftmaxOutput`` named 'softmax' (label ``softmax_label``)."""
+    from mxcy import symbol as sym
+    traced = trace(model)
+    outputs = traced.symbol._outputs
+    head = outputs[0][0] if len(outputs) == 1 else None
+    if head is None or head.op is None or head.op.name != 'softmax':
+        ends = (f"{len(outputs)} outputs" if head is None else
+                "its input variable" if head.op is None else
+                f"operator {head.op.name} (node {head.name!r})")
+        raise MXNetError("FeedForward.from_model: the model must end with softmax "
+                         "(mx.nn.softmax), which becomes SoftmaxOutput with label "
+                         f"'softmax_label'; this model ends with {ends}")
+    p = head.params
+    if p.axis not in (-1, 1) or p.temperature not in (None, 1.0) or p.use_length:
+        raise MXNetError(f"FeedForward.from_model: the final softmax (node {head.name!r}) "
+                         "must use the defaults (axis=-1 or 1, no temperature, no "
+                         "use_length) to become SoftmaxOutput")
+    logits = sym.Symbol([head.inputs[0]])
+    if p.axis == 1:
+        out = sym.SoftmaxOutput(data=logits, multi_output=True, name='softmax')
+    else:
+        out = sym.SoftmaxOutput(data=logits, preserve_shape=True, name='softmax')
+    arg_params = {n: p.data().copy() for n, p in traced.params.items()
+                  if p.kind == 'arg' and p.initialized}
+    aux_params = {n: p.data().copy() for n, p in traced.params.items()
+                  if p.kind == 'aux' and p.initialized}
+    return out, arg_params or None, aux_params or None
