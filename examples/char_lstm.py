@@ -96,9 +96,11 @@ def fixed_iters(text, vocab, args):
     split = max(args.batch_size, int(n * 0.9))
     train = mx.io.NDArrayIter(data[:split], label[:split], args.batch_size, shuffle=True,
                               last_batch_handle='discard')
-    val = mx.io.NDArrayIter(data[split:], label[split:], args.batch_size,
-                            last_batch_handle='discard') if n - split >= args.batch_size \
-        else None
+    # whole batches only: a padded last batch cannot be trimmed from outputs that are
+    # reshaped to (batch * seq_len, vocab)
+    end = split + (n - split) // args.batch_size * args.batch_size
+    val = mx.io.NDArrayIter(data[split:end], label[split:end], args.batch_size) \
+        if end > split else None
     return train, val
 
 
@@ -234,6 +236,7 @@ def main():
     np.random.seed(args.seed)
     mx.random.seed(args.seed)
     prefix = args.model_prefix or os.path.join(tempfile.mkdtemp(), 'char_lstm')
+    os.makedirs(os.path.dirname(os.path.abspath(prefix)), exist_ok=True)
     if args.num_epochs > 0:
         text = read_text(args.text, args.max_chars)
         vocab = make_vocab(text)

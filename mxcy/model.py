@@ -175,7 +175,7 @@ class FeedForward:
         for batch_out, _, batch in mod.iter_predict(data, num_batch=num_batch, reset=reset):
             pad = batch.pad or 0
             keep = lambda a: a[:a.shape[0] - pad].asnumpy()  # noqa: E731
-            outputs.append([keep(o) for o in batch_out])
+            outputs.append([o.asnumpy() for o in batch_out])     # already without padding
             datas.append([keep(d) for d in batch.data])
             labels.append([keep(lab) for lab in batch.label or []])
         merge = lambda parts: [np.concatenate(p) for p in zip(*parts)]  # noqa: E731

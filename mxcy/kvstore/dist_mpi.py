@@ -38,7 +38,7 @@ import numpy as np
 from mxcy import engine
 from mxcy import ndarray as nd
 from mxcy.base import MXNetError
-from mxcy.kvstore.local import KVStore, _pairs
+from mxcy.kvstore.local import KVStore, _check_priority, _pairs
 
 FUSE_BYTES = 1 << 16          # keys up to this size are fused into one message
 CHUNK_BYTES = 1 << 22         # large keys are reduced in chunks of this size
@@ -121,16 +121,16 @@ class _Comm:
                          f"rank must make the same KVStore calls (init, push, barrier) with "
                          f"the same keys, shapes and dtypes, in the same order. {detail}")
 
-    def allreduce_sum(self, src, dst):
+    def allreduce_sum(self, src, dst, in_place=False):
         """dst := the sum of src over all ranks, identical bits on every rank (after agree).
 
-        `src` may be `dst` (in place)."""
+        With `in_place`, src and dst are the same memory."""
         MPI = self.MPI
         if self.size == 1:
-            if src is not dst:
+            if not in_place:
                 np.copyto(dst, src)
             return
-        in_place = src is dst
+        in_place = in_place or src is dst
         src, dst = src.reshape(-1), dst.reshape(-1)
         step = max(1, CHUNK_BYTES // max(1, dst.itemsize))
         for start in range(0, dst.size, step):
@@ -233,20 +233,47 @@ class DistKVStore(KVStore):
                 self._store.pop(k, None)
             raise
 
+    def pushpull(self, key, value, out=None, priority=0):
+        """push(key, value), then pull(key, out); without an optimizer the sum goes
+        straight into `out` and the store copies it in the background."""
+        _check_priority('pushpull', priority)
+        groups = self._push_groups('pushpull', key, value)
+        pairs = self._pull_pairs('pushpull', key, out) if out is not None else []
+        direct = self._direct_outs(groups, pairs)
+        if direct is None:
+            super().pushpull(key, value, out=out, priority=priority)
+            return
+        plan = sorted(((k, _local_sum(values), direct[k]) for k, values in groups),
+                      key=lambda step: str(step[0]))
+        self._reduce(plan)
+        for k, _, reduced in plan:
+            reduced.copyto(self._store[k])
+
+    def _direct_outs(self, groups, pairs):
+        """{key: out} when every key has one out of the stored dtype, no updater runs,
+        and no out shares memory with another out or another key's value (the reduction
+        then may write the outs directly); else None."""
+        if self._updater is None and pairs and len(pairs) == len(groups):
+            outs = {k: o[0] for k, o in pairs if len(o) == 1}
+            if len(outs) == len(groups) and all(
+                    outs[k].dtype == self._store[k].dtype for k in outs):
+                values = {k: v for k, v in groups}
+                out_chunks = [id(o._chunk) for o in outs.values()]
+                if len(set(out_chunks)) == len(out_chunks) and all(
+                        o._chunk is not v._chunk or (k2 == k and o is v)
+                        for k, vs in values.items() for v in vs for k2, o in outs.items()):
+                    return outs
+        return None
+
     def _apply_push(self, groups):
         """Local sums, then one engine op that reduces them over the ranks, then update."""
         groups = sorted(groups, key=lambda g: str(g[0]))     # the same order on every rank
         plan = []
         for k, values in groups:
-            src = values[0]
-            if len(values) > 1:
-                src = values[0] + values[1]
-                for v in values[2:]:
-                    src += v
             stored = self._store[k]
             dst = stored if self._updater is None else nd.empty(stored.shape,
                                                                 dtype=stored.dtype)
-            plan.append((k, src, dst))
+            plan.append((k, _local_sum(values), dst))
         self._reduce(plan)
         if self._updater is not None:
             for k, _, reduced in plan:
@@ -265,6 +292,7 @@ class DistKVStore(KVStore):
                  if d.size * np.dtype(d.dtype).itemsize <= FUSE_BYTES]
         large = [i for i in range(len(dsts)) if i not in set(small)]
         n = len(plan)
+        in_place = [s is d for s, d in zip(srcs, dsts)]
 
         def run(*views):
             src_views, dst_views = views[:n], views[n:]
@@ -281,7 +309,7 @@ class DistKVStore(KVStore):
                     dst_views[i].reshape(-1)[:] = fused[offset:offset + size]
                     offset += size
             for i in large:
-                comm.allreduce_sum(src_views[i], dst_views[i])
+                comm.allreduce_sum(src_views[i], dst_views[i], in_place[i])
         engine.push(_with_views(run, srcs + dsts), srcs, dsts + [self._comm_var],
                     name='kv_allreduce')
 
@@ -294,6 +322,16 @@ class DistKVStore(KVStore):
 
     def barrier(self):
         self._barrier()
+
+
+def _local_sum(values):
+    """The sum of the values pushed for one key on this rank (the array itself if one)."""
+    if len(values) == 1:
+        return values[0]
+    total = values[0] + values[1]
+    for v in values[2:]:
+        total += v
+    return total
 
 
 def _with_views(fn, arrays):

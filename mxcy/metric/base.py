@@ -4,12 +4,47 @@ custom metrics, and the helpers that turn labels/predictions into NumPy arrays.
 See ``mxcy.metric`` for the contract.
 """
 from collections import OrderedDict
+import functools
 import numbers
+import threading
 
 import numpy
 
-from mxcy import registry
+from mxcy import engine, registry
 from mxcy._ndarray import NDArray
+
+
+# ---------------------------------------------------------------- asynchronous updates
+# `update_async` pushes the update as an engine op, so a training loop never waits for
+# its metric; every async update writes one shared variable (they run in push order) and
+# any other call on any metric (get, reset, update...) first waits for that variable.
+_ASYNC = {'var': None, 'pending': False}
+_IN_OP = threading.local()
+_SYNCED = ('get', 'get_global', 'get_name_value', 'get_global_name_value', 'reset',
+           'reset_local', 'update', 'update_dict')
+
+
+def sync():
+    """Wait until every pushed metric update has run (raising its error, if any)."""
+    if _ASYNC['pending'] and not getattr(_IN_OP, 'active', False):
+        _ASYNC['pending'] = False
+        engine.wait(_ASYNC['var'])
+
+
+def _synced(fn):
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        sync()
+        return fn(self, *args, **kwargs)
+    wrapper._metric_synced = True
+    return wrapper
+
+
+def _wrap_methods(cls):
+    for name in _SYNCED:
+        fn = cls.__dict__.get(name)
+        if fn is not None and not getattr(fn, '_metric_synced', False):
+            setattr(cls, name, _synced(fn))
 
 
 def to_numpy(x, what):
@@ -75,6 +110,33 @@ class EvalMetric:
     the last ``reset``. `output_names` / `label_names` choose the arrays ``update_dict``
     passes on (default: all, in order).
     """
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _wrap_methods(cls)
+
+    def update_async(self, labels, preds):
+        """Like ``update``, pushed to the engine: returns at once; the next call on any
+        metric waits for it. NumPy inputs are updated synchronously."""
+        labels, preds = as_list(labels), as_list(preds)
+        arrays = labels + preds
+        if not arrays or not all(isinstance(a, NDArray) for a in arrays):
+            self.update(labels, preds)
+            return
+        if _ASYNC['var'] is None:
+            _ASYNC['var'] = engine.new_var()
+        nlab = len(labels)
+        update = type(self).update
+
+        def run():
+            views = [numpy.array(a._np_view()) for a in arrays]
+            _IN_OP.active = True
+            try:
+                update(self, views[:nlab], views[nlab:])
+            finally:
+                _IN_OP.active = False
+        _ASYNC['pending'] = True
+        engine.push(run, arrays, [_ASYNC['var']], name=f'{self.name}.update')
+
     def __init__(self, name, output_names=None, label_names=None, **kwargs):
         self.name = str(name)
         self.output_names = output_names
@@ -304,3 +366,6 @@ def np(numpy_feval, name=None, allow_extra_outputs=False):
         return numpy_feval(label, pred)
     feval.__name__ = getattr(numpy_feval, '__name__', 'custom')
     return CustomMetric(feval, name, allow_extra_outputs)
+
+
+_wrap_methods(EvalMetric)

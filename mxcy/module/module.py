@@ -330,7 +330,8 @@ class Module(BaseModule):
         if pad:
             outputs = [o[0:o.shape[0] - pad] for o in outputs]
             labels = [lab[0:lab.shape[0] - pad] for lab in labels]
-        eval_metric.update(labels, outputs)
+        # pushed, not waited for: the next batch is prepared while this one computes
+        getattr(eval_metric, 'update_async', eval_metric.update)(labels, outputs)
 
     def install_monitor(self, monitor):
         monitor.install(self._exec)

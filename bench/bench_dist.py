@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""dist_sync over MPI: allreduce overhead and MNIST MLP epoch time. Run on 2 ranks:
+
+    mpirun -np 2 python bench/bench_dist.py             (+ --allow-run-as-root --oversubscribe
+                                                          for OpenMPI as root)
+    mpirun -np 2 python bench/bench_dist.py --only allreduce_4mb --reps 30
+
+Rank 0 prints one JSON line per figure on stdout (nothing else goes to stdout):
+
+* ``allreduce_4mb``: ``kv.pushpull`` of a 4 MB float32 gradient (1,048,576 values, into
+  a separate output, then ``wait_to_read``), ms per call; the floor (``numpy`` key) is
+  mpi4py's own blocking ``Comm.Allreduce`` of a NumPy buffer of the same size, timed in
+  the same run in alternating rounds. Target ``ratio_vs_numpy`` <= 1.2. The lines also
+  carry the bandwidth (GB/s of gradient reduced per second).
+* ``mnist_mlp_epoch``: one epoch (forward, backward, update, metric) of the examples'
+  784-128-64-10 MLP on the 4,000 offline MNIST digits, batch 100 per rank: 2 ranks with
+  dist_sync (2,000 digits each) against one rank alone with a local store on all 4,000
+  (the other rank idles meanwhile). Best epoch after a warm-up one; report only (on a
+  2-core machine no speed-up is expected: the ranks share the cores).
+
+Timings are time.perf_counter on rank 0, each call started right after a barrier.
+The allreduce result is checked against NumPy, so a broken store cannot post a number.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import check_close, emit, parse  # noqa: E402
+
+BENCH = 'dist'
+FIGURES = ('allreduce_4mb', 'mnist_mlp_epoch')
+GRAD_VALUES = 1 << 20            # 4 MB of float32
+
+
+def idle_barrier(comm):
+    """A barrier that sleeps while it waits, so an idle rank leaves the cores alone."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(0.001)
+
+
+def timed_rounds(comm, variants, reps):
+    """{name: best seconds}, the variants alternating, each started after a barrier."""
+    best = {name: float('inf') for name in variants}
+    for round_ in range(reps + 1):                     # round 0 is the warm-up
+        for name, fn in variants.items():
+            comm.Barrier()
+            start = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - start
+            if round_:
+                best[name] = min(best[name], elapsed)
+    return best
+
+
+def allreduce_4mb(mx, kv, comm, reps):
+    from mpi4py import MPI
+    size, rank = comm.Get_size(), comm.Get_rank()
+    base = np.random.RandomState(rank).randint(-100, 100, GRAD_VALUES).astype(np.float32)
+    grad, out = mx.nd.array(base), mx.nd.zeros((GRAD_VALUES,))
+    kv.init('grad', mx.nd.zeros((GRAD_VALUES,)))
+    send, recv = base.copy(), np.empty_like(base)
+
+    def mxcy_pushpull():
+        kv.pushpull('grad', grad, out=out)
+        out.wait_to_read()
+
+    def mpi4py_allreduce():
+        comm.Allreduce(send, recv, op=MPI.SUM)
+
+    best = timed_rounds(comm, {'mxcy': mxcy_pushpull, 'mpi4py': mpi4py_allreduce},
+                        max(reps, 20))
+    expect = sum(np.random.RandomState(r).randint(-100, 100, GRAD_VALUES).astype(np.float32)
+                 for r in range(size))
+    check_close('allreduce_4mb (pushpull)', out.asnumpy(), expect, rtol=0, atol=0)
+    check_close('allreduce_4mb (mpi4py)', recv, expect, rtol=0, atol=0)
+    if rank == 0:
+        nbytes = GRAD_VALUES * 4
+        emit(BENCH, 'allreduce_4mb', 'mxcy', round(best['mxcy'] * 1e3, 4), 'ms',
+             numpy_value=round(best['mpi4py'] * 1e3, 4), floor='mpi4py Comm.Allreduce',
+             gbps=round(nbytes / best['mxcy'] / 1e9, 3),
+             floor_gbps=round(nbytes / best['mpi4py'] / 1e9, 3), ranks=size,
+             bytes=nbytes, reps=max(reps, 20), mpi=MPI.Get_library_version().split(',')[0])
+
+
+def _mlp(mx):
+    data = mx.sym.Variable('data')
+    fc1 = mx.sym.FullyConnected(data=data, name='fc1', num_hidden=128)
+    act1 = mx.sym.Activation(data=fc1, name='relu1', act_type='relu')
+    fc2 = mx.sym.FullyConnected(data=act1, name='fc2', num_hidden=64)
+    act2 = mx.sym.Activation(data=fc2, name='relu2', act_type='relu')
+    fc3 = mx.sym.FullyConnected(data=act2, name='fc3', num_hidden=10)
+    return mx.sym.SoftmaxOutput(data=fc3, name='softmax')
+
+
+def _epoch_seconds(mx, kvstore, parts, epochs):
+    """Best epoch time (after one warm-up epoch) of the MLP trained through `kvstore`."""
+    from mxcy.io.digits import prepare_digits
+    files = prepare_digits()
+    train = mx.io.MNISTIter(image=files['train_image'], label=files['train_label'],
+                            batch_size=100, flat=True, shuffle=True, silent=True, **parts)
+    mod = mx.mod.Module(_mlp(mx), context=mx.cpu())
+    mod.bind(train.provide_data, train.provide_label)
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(kvstore=kvstore, optimizer='sgd',
+                       optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+    metric = mx.metric.create('acc')
+    best = float('inf')
+    for epoch in range(epochs + 1):
+        train.reset()
+        metric.reset()
+        mx.nd.waitall()
+        start = time.perf_counter()
+        for batch in train:
+            mod.forward_backward(batch)
+            mod.update()
+            mod.update_metric(metric, batch.label)
+        mx.nd.waitall()
+        if epoch:
+            best = min(best, time.perf_counter() - start)
+    return best, metric.get()[1]
+
+
+def mnist_mlp_epoch(mx, kv, comm, reps):
+    size, rank = comm.Get_size(), comm.Get_rank()
+    epochs = max(2, min(reps, 5))
+    one_rank = None
+    if rank == 0:                                   # one rank alone, all the data
+        one_rank, _ = _epoch_seconds(mx, 'local', {}, epochs)
+    idle_barrier(comm)
+    many, accuracy = _epoch_seconds(mx, kv, dict(num_parts=size, part_index=rank), epochs)
+    if rank == 0:
+        emit(BENCH, 'mnist_mlp_epoch', 'mxcy', round(many * 1e3, 2), 'ms',
+             one_rank_ms=round(one_rank * 1e3, 2),
+             ratio_vs_one_rank=round(many / one_rank, 3), ranks=size, batch_per_rank=100,
+             samples=4000, train_accuracy_last_epoch=round(accuracy, 4), epochs=epochs,
+             note='report only: the ranks share the machine\'s cores')
+
+
+def main():
+    args = parse(__doc__.splitlines()[0], FIGURES)
+    if args.lib != 'mxcy':
+        raise SystemExit("bench_dist.py measures mxcy's dist_sync only (--lib mxcy)")
+    import mxcy as mx
+    kv = mx.kv.create('dist_sync')
+    comm = kv._comm.comm                 # the store's MPI communicator (COMM_WORLD)
+    if comm.Get_size() < 2:
+        if comm.Get_rank() == 0:
+            for figure in FIGURES:
+                emit(BENCH, figure, 'mxcy', None, 'ms',
+                     note='run under mpirun -np 2 (a one-rank job has nothing to reduce)')
+        return
+    for figure in FIGURES:
+        if args.only in (None, figure):
+            globals()[figure](mx, kv, comm, args.reps)
+
+
+if __name__ == '__main__':
+    main()
