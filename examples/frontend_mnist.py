@@ -11,11 +11,10 @@ reloads them into a fresh model, and scores the model again through
 import os
 import tempfile
 
-import numpy as np
+from _mnist_common import iterators, parse_args, setup_logging
 
 import mxcy as mx
 from mxcy import nn
-from _mnist_common import iterators, parse_args, setup_logging
 
 
 class MLP:
@@ -88,7 +87,6 @@ def main():
     print(f"parameters {fname}: reloaded accuracy {again:.4f}; as FeedForward "
           f"(SoftmaxOutput) {ff_acc:.4f}")
     assert abs(again - acc) < 1e-9 and abs(ff_acc - acc) < 1e-9, (acc, again, ff_acc)
-    assert np.isfinite(acc)
 
 
 if __name__ == '__main__':

@@ -45,114 +45,191 @@ cdef inline void rm_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, real_
 
 
 # ---------------------------------------------------------------- im2col / col2im
+cdef inline void valid_cols(int ow, int sw, int off, int w, int* lo, int* hi) noexcept nogil:
+    """[lo, hi): the output columns oj whose input column oj·sw + off lies in [0, w)."""
+    cdef int a = 0, b = ow
+    if off < 0:
+        a = (-off + sw - 1) // sw
+    if (ow - 1) * sw + off >= w:
+        b = (w - off + sw - 1) // sw if w - off > 0 else 0
+    if a > ow:
+        a = ow
+    if b < a:
+        b = a
+    lo[0] = a
+    hi[0] = b
+
+
 cdef void im2col(real_t* x, int c, int h, int w, int kh, int kw, int ph, int pw, int sh,
-                 int sw, int dh, int dw, int oh, int ow, real_t* col) noexcept nogil:
+                 int sw, int dh, int dw, int oh, int ow, real_t* col,
+                 int64_t ld) noexcept nogil:
     """col[(ci·kh + ki)·kw + kj, oi·ow + oj] := x[ci, oi·sh − ph + ki·dh, oj·sw − pw + kj·dw]
-    (0 outside the image)."""
-    cdef int ci, ki, kj, oi, oj, ii, jj
+    (0 outside the image); rows of `col` are `ld` elements apart."""
+    cdef int ci, ki, kj, oi, oj, ii, lo, hi, off
     cdef real_t* dst
     cdef real_t* src
     for ci in range(c):
         for ki in range(kh):
             for kj in range(kw):
-                dst = col + <int64_t>((ci * kh + ki) * kw + kj) * oh * ow
+                dst = col + <int64_t>((ci * kh + ki) * kw + kj) * ld
+                off = kj * dw - pw
+                valid_cols(ow, sw, off, w, &lo, &hi)
                 for oi in range(oh):
                     ii = oi * sh - ph + ki * dh
                     if ii < 0 or ii >= h:
                         for oj in range(ow):
                             dst[oj] = 0
                     else:
-                        src = x + (<int64_t>ci * h + ii) * w
-                        for oj in range(ow):
-                            jj = oj * sw - pw + kj * dw
-                            dst[oj] = src[jj] if 0 <= jj < w else 0
+                        src = x + (<int64_t>ci * h + ii) * w + off
+                        for oj in range(lo):
+                            dst[oj] = 0
+                        if sw == 1:
+                            for oj in range(lo, hi):
+                                dst[oj] = src[oj]
+                        else:
+                            for oj in range(lo, hi):
+                                dst[oj] = src[oj * sw]
+                        for oj in range(hi, ow):
+                            dst[oj] = 0
                     dst += ow
 
 
 cdef void col2im(real_t* col, int c, int h, int w, int kh, int kw, int ph, int pw, int sh,
-                 int sw, int dh, int dw, int oh, int ow, real_t* x) noexcept nogil:
+                 int sw, int dh, int dw, int oh, int ow, real_t* x,
+                 int64_t ld) noexcept nogil:
     """x[ci, ii, jj] += col[...] for every window position that read it (im2col's adjoint)."""
-    cdef int ci, ki, kj, oi, oj, ii, jj
+    cdef int ci, ki, kj, oi, oj, ii, lo, hi, off
     cdef real_t* src
     cdef real_t* dst
     for ci in range(c):
         for ki in range(kh):
             for kj in range(kw):
-                src = col + <int64_t>((ci * kh + ki) * kw + kj) * oh * ow
+                src = col + <int64_t>((ci * kh + ki) * kw + kj) * ld
+                off = kj * dw - pw
+                valid_cols(ow, sw, off, w, &lo, &hi)
                 for oi in range(oh):
                     ii = oi * sh - ph + ki * dh
                     if 0 <= ii < h:
-                        dst = x + (<int64_t>ci * h + ii) * w
-                        for oj in range(ow):
-                            jj = oj * sw - pw + kj * dw
-                            if 0 <= jj < w:
-                                dst[jj] += src[oj]
+                        dst = x + (<int64_t>ci * h + ii) * w + off
+                        for oj in range(lo, hi):
+                            dst[oj * sw] += src[oj]
                     src += ow
 
 
 # ---------------------------------------------------------------- convolution
+# Images are processed in chunks: the columns of `nb` images side by side make one
+# (K, nb·P) matrix, so each group needs one large GEMM per chunk instead of nb small ones.
+cdef enum:
+    COL_BUDGET = 1 << 22      # elements of the column buffer (16 MB of float32)
+
+
+cdef inline int chunk_images(int n, int64_t K, int64_t P) noexcept nogil:
+    cdef int64_t nb = COL_BUDGET // max(K * P, 1)
+    if nb < 1:
+        nb = 1
+    if nb > n:
+        nb = n
+    return <int>nb
+
+
 cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y) noexcept nogil:
     cdef int cg = a.c // a.groups, fg = a.f // a.groups
-    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n, g, f, i
-    cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P
-    cdef real_t beta = 1 if a.req_y == 2 else 0
-    cdef real_t* col = <real_t*>malloc(<size_t>K * P * sizeof(real_t) + 1)
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p
+    cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P, mp
+    cdef int nb = chunk_images(a.n, K, P)
+    cdef real_t* col = <real_t*>malloc(<size_t>K * nb * P * sizeof(real_t) + 1)
+    cdef real_t* tmp = <real_t*>malloc(<size_t>fg * nb * P * sizeof(real_t) + 1)
     cdef real_t* yp
-    if col == NULL:
+    cdef real_t* tp
+    cdef real_t bias
+    if col == NULL or tmp == NULL:
+        free(col)
+        free(tmp)
         return ERR_MEMORY
-    for n in range(a.n):
+    n0 = 0
+    while n0 < a.n:
+        m = min(nb, a.n - n0)
+        mp = <int64_t>m * P
         for g in range(a.groups):
-            im2col(x + n * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w, a.kh, a.kw,
-                   a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, a.oh, a.ow, col)
-            rm_gemm(False, False, fg, P, K, wt + <int64_t>g * fg * K, col, beta,
-                    y + n * ys + <int64_t>g * fg * P)
-        if b != NULL:
-            for f in range(a.f):
-                yp = y + n * ys + <int64_t>f * P
-                for i in range(P):
-                    yp[i] += b[f]
+            for i in range(m):
+                im2col(x + (n0 + i) * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w, a.kh,
+                       a.kw, a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, a.oh, a.ow,
+                       col + <int64_t>i * P, mp)
+            rm_gemm(False, False, fg, <int>mp, K, wt + <int64_t>g * fg * K, col, 0, tmp)
+            for i in range(m):
+                for f in range(fg):
+                    yp = y + (n0 + i) * ys + <int64_t>(g * fg + f) * P
+                    tp = tmp + <int64_t>f * mp + <int64_t>i * P
+                    bias = b[g * fg + f] if b != NULL else 0
+                    if a.req_y == 2:
+                        for p in range(P):
+                            yp[p] += tp[p] + bias
+                    else:
+                        for p in range(P):
+                            yp[p] = tp[p] + bias
+        n0 += m
     free(col)
+    free(tmp)
     return 0
 
 
 cdef int conv_bwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* dy, real_t* dx,
                         real_t* dw, real_t* db) noexcept nogil:
     cdef int cg = a.c // a.groups, fg = a.f // a.groups
-    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n, g, f, i
-    cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P
-    cdef real_t* col = <real_t*>malloc(<size_t>K * P * sizeof(real_t) + 1)
-    cdef real_t* dyp
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p, n
+    cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P, mp
+    cdef int nb = chunk_images(a.n, K, P)
+    cdef real_t* col = <real_t*>malloc(<size_t>K * nb * P * sizeof(real_t) + 1)
+    cdef real_t* dyt = <real_t*>malloc(<size_t>fg * nb * P * sizeof(real_t) + 1)
+    cdef real_t* src
+    cdef real_t* dst
     cdef real_t acc
-    if col == NULL:
+    if col == NULL or dyt == NULL:
+        free(col)
+        free(dyt)
         return ERR_MEMORY
     if a.req_w == 1:
         memset(dw, 0, <size_t>a.f * K * sizeof(real_t))
     if a.req_x == 1:
         memset(dx, 0, <size_t>a.n * xs * sizeof(real_t))
-    for n in range(a.n):
+    n0 = 0
+    while n0 < a.n:
+        m = min(nb, a.n - n0)
+        mp = <int64_t>m * P
         for g in range(a.groups):
+            # dyt (fg, m·P): this group's output gradients, images side by side
+            for f in range(fg):
+                for i in range(m):
+                    src = dy + (n0 + i) * ys + <int64_t>(g * fg + f) * P
+                    dst = dyt + <int64_t>f * mp + <int64_t>i * P
+                    for p in range(P):
+                        dst[p] = src[p]
             if a.req_w:
-                im2col(x + n * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w, a.kh, a.kw,
-                       a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, a.oh, a.ow, col)
-                rm_gemm(False, True, fg, K, P, dy + n * ys + <int64_t>g * fg * P, col, 1,
-                        dw + <int64_t>g * fg * K)
+                for i in range(m):
+                    im2col(x + (n0 + i) * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w,
+                           a.kh, a.kw, a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, a.oh,
+                           a.ow, col + <int64_t>i * P, mp)
+                rm_gemm(False, True, fg, K, <int>mp, dyt, col, 1, dw + <int64_t>g * fg * K)
             if a.req_x:
-                rm_gemm(True, False, K, P, fg, wt + <int64_t>g * fg * K,
-                        dy + n * ys + <int64_t>g * fg * P, 0, col)
-                col2im(col, cg, a.h, a.w, a.kh, a.kw, a.ph, a.pw, a.sh, a.sw, a.dil_h, a.dil_w,
-                       a.oh, a.ow, dx + n * xs + <int64_t>g * cg * a.h * a.w)
+                rm_gemm(True, False, K, <int>mp, fg, wt + <int64_t>g * fg * K, dyt, 0, col)
+                for i in range(m):
+                    col2im(col + <int64_t>i * P, cg, a.h, a.w, a.kh, a.kw, a.ph, a.pw, a.sh,
+                           a.sw, a.dil_h, a.dil_w, a.oh, a.ow,
+                           dx + (n0 + i) * xs + <int64_t>g * cg * a.h * a.w, mp)
+        n0 += m
     if a.req_b and db != NULL:
         for f in range(a.f):
             acc = 0
             for n in range(a.n):
-                dyp = dy + n * ys + <int64_t>f * P
-                for i in range(P):
-                    acc += dyp[i]
+                src = dy + n * ys + <int64_t>f * P
+                for p in range(P):
+                    acc += src[p]
             if a.req_b == 1:
                 db[f] = acc
             else:
                 db[f] += acc
     free(col)
+    free(dyt)
     return 0
 
 
@@ -181,39 +258,57 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
 
 
 # ---------------------------------------------------------------- pooling
-cdef inline void window(PoolArgs* a, int oi, int oj, int* hs, int* he, int* ws, int* we,
-                        int* count) noexcept nogil:
-    """The clipped window of output (oi, oj) and its divisor for average pooling."""
-    hs[0] = oi * a.sh - a.ph
-    ws[0] = oj * a.sw - a.pw
-    he[0] = min(hs[0] + a.kh, a.h + a.ph)
-    we[0] = min(ws[0] + a.kw, a.w + a.pw)
-    count[0] = (he[0] - hs[0]) * (we[0] - ws[0])
-    hs[0] = max(hs[0], 0)
-    ws[0] = max(ws[0], 0)
-    he[0] = min(he[0], a.h)
-    we[0] = min(we[0], a.w)
-    if not a.count_include_pad:
-        count[0] = (he[0] - hs[0]) * (we[0] - ws[0])
+cdef int* pool_bounds(PoolArgs* a) noexcept nogil:
+    """Per output row and column: clipped window start/end and the average divisor parts,
+    computed once per call: [hs, he, hc] per row then [ws, we, wc] per column."""
+    cdef int* b = <int*>malloc((3 * a.oh + 3 * a.ow + 1) * sizeof(int))
+    cdef int i, s, e, full
+    if b == NULL:
+        return NULL
+    for i in range(a.oh):
+        s = i * a.sh - a.ph
+        e = min(s + a.kh, a.h + a.ph)
+        full = e - s
+        s = max(s, 0)
+        e = min(e, a.h)
+        b[3 * i], b[3 * i + 1] = s, e
+        b[3 * i + 2] = full if a.count_include_pad else e - s
+    for i in range(a.ow):
+        s = i * a.sw - a.pw
+        e = min(s + a.kw, a.w + a.pw)
+        full = e - s
+        s = max(s, 0)
+        e = min(e, a.w)
+        b[3 * a.oh + 3 * i], b[3 * a.oh + 3 * i + 1] = s, e
+        b[3 * a.oh + 3 * i + 2] = full if a.count_include_pad else e - s
+    return b
 
 
-cdef void pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y) noexcept nogil:
+cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y) noexcept nogil:
     cdef int64_t plane
     cdef int oi, oj, i, j, hs, he, ws, we, count
     cdef real_t acc, v
     cdef real_t* xp
     cdef real_t* yp
+    cdef real_t* row
+    cdef int* b = pool_bounds(a)
+    cdef int* cb
+    if b == NULL:
+        return ERR_MEMORY
+    cb = b + 3 * a.oh
     for plane in range(a.planes):
         xp = x + plane * a.h * a.w
         yp = y + plane * a.oh * a.ow
         for oi in range(a.oh):
+            hs, he = b[3 * oi], b[3 * oi + 1]
             for oj in range(a.ow):
-                window(a, oi, oj, &hs, &he, &ws, &we, &count)
+                ws, we = cb[3 * oj], cb[3 * oj + 1]
                 if a.pool_type == 0:
                     acc = -1e308 if real_t is double else -3.4e38
                     for i in range(hs, he):
+                        row = xp + i * a.w
                         for j in range(ws, we):
-                            v = xp[i * a.w + j]
+                            v = row[j]
                             if v > acc or v != v:
                                 acc = v
                     if he <= hs or we <= ws:
@@ -221,23 +316,32 @@ cdef void pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y) noexcept nogil:
                 else:
                     acc = 0
                     for i in range(hs, he):
+                        row = xp + i * a.w
                         for j in range(ws, we):
-                            acc += xp[i * a.w + j]
+                            acc += row[j]
                     if a.pool_type == 1:
+                        count = b[3 * oi + 2] * cb[3 * oj + 2]
                         acc = acc / count if count > 0 else 0
                 if a.req == 2:
                     yp[oi * a.ow + oj] += acc
                 else:
                     yp[oi * a.ow + oj] = acc
+    free(b)
+    return 0
 
 
-cdef void pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx) noexcept nogil:
+cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx) noexcept nogil:
     cdef int64_t plane
     cdef int oi, oj, i, j, hs, he, ws, we, count, best
-    cdef real_t acc, v, g
+    cdef real_t acc = 0, v, g
     cdef real_t* xp
     cdef real_t* dyp
     cdef real_t* dxp
+    cdef int* b = pool_bounds(a)
+    cdef int* cb
+    if b == NULL:
+        return ERR_MEMORY
+    cb = b + 3 * a.oh
     if a.req == 1:
         memset(dx, 0, <size_t>a.planes * a.h * a.w * sizeof(real_t))
     for plane in range(a.planes):
@@ -245,8 +349,9 @@ cdef void pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx) noexcep
         dxp = dx + plane * a.h * a.w
         dyp = dy + plane * a.oh * a.ow
         for oi in range(a.oh):
+            hs, he = b[3 * oi], b[3 * oi + 1]
             for oj in range(a.ow):
-                window(a, oi, oj, &hs, &he, &ws, &we, &count)
+                ws, we = cb[3 * oj], cb[3 * oj + 1]
                 g = dyp[oi * a.ow + oj]
                 if a.pool_type == 0:
                     best = -1
@@ -260,12 +365,15 @@ cdef void pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx) noexcep
                         dxp[best] += g
                 else:
                     if a.pool_type == 1:
+                        count = b[3 * oi + 2] * cb[3 * oj + 2]
                         if count <= 0:
                             continue
                         g = g / count
                     for i in range(hs, he):
                         for j in range(ws, we):
                             dxp[i * a.w + j] += g
+    free(b)
+    return 0
 
 
 cdef int pool_fwd_kernel(void* args, char* errmsg) noexcept nogil:
@@ -274,12 +382,10 @@ cdef int pool_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     if a.req == 0:
         return 0
     if a.dtype == DT_FLOAT32:
-        pool_fwd_typed(a, <float*>a.x, <float*>a.y)
-    elif a.dtype == DT_FLOAT64:
-        pool_fwd_typed(a, <double*>a.x, <double*>a.y)
-    else:
-        return ERR_VALUE
-    return 0
+        return pool_fwd_typed(a, <float*>a.x, <float*>a.y)
+    if a.dtype == DT_FLOAT64:
+        return pool_fwd_typed(a, <double*>a.x, <double*>a.y)
+    return ERR_VALUE
 
 
 cdef int pool_bwd_kernel(void* args, char* errmsg) noexcept nogil:
@@ -288,12 +394,10 @@ cdef int pool_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     if a.req == 0:
         return 0
     if a.dtype == DT_FLOAT32:
-        pool_bwd_typed(a, <float*>a.x, <float*>a.dy, <float*>a.dx)
-    elif a.dtype == DT_FLOAT64:
-        pool_bwd_typed(a, <double*>a.x, <double*>a.dy, <double*>a.dx)
-    else:
-        return ERR_VALUE
-    return 0
+        return pool_bwd_typed(a, <float*>a.x, <float*>a.dy, <float*>a.dx)
+    if a.dtype == DT_FLOAT64:
+        return pool_bwd_typed(a, <double*>a.x, <double*>a.dy, <double*>a.dx)
+    return ERR_VALUE
 
 
 # ---------------------------------------------------------------- test twins (NumPy)

@@ -136,7 +136,7 @@ class FeedForward:
             kvstore = kvs.create(kvstore)     # one store: it shards X here and syncs fit
         parts = {}
         if kvstore is not None and not isinstance(kvstore, str) and kvstore.num_workers > 1:
-            parts = dict(num_parts=kvstore.num_workers, part_index=kvstore.rank)
+            parts = {'num_parts': kvstore.num_workers, 'part_index': kvstore.rank}
         data = _as_iter(X, y, self.numpy_batch_size, shuffle=True, **parts)
         if isinstance(eval_data, tuple):
             eval_data = _as_iter(eval_data[0], eval_data[1], self.numpy_batch_size)

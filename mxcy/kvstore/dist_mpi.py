@@ -14,7 +14,10 @@ job. The transport is MPI through mpi4py (``pip install "mxcy[dist]"``).
   call (init, push, barrier) writes one communication variable shared by every store of
   the process, so calls run in push order — the same order on every rank.
 * Small keys pushed together are fused into one buffer; large keys go in chunks. A single
-  pushed value is reduced straight from the caller's array into the store (no copy).
+  pushed value is reduced straight from the caller's array (no copy); ``pushpull``
+  without an optimizer reduces straight into ``out`` (in place when ``out`` is the pushed
+  array, as Module does) and the store copies ``out`` in a later engine op, off the
+  critical path.
 * Guards: each collective starts with a non-blocking agreement step (an Allgather of a
   hash of what this rank is about to do: which call, keys, shapes, dtypes), polled
   against ``MXCY_KV_TIMEOUT`` seconds (default 120). A mismatch raises an MXNetError on
@@ -43,6 +46,7 @@ from mxcy.kvstore.local import KVStore, _check_priority, _pairs
 FUSE_BYTES = 1 << 16          # keys up to this size are fused into one message
 CHUNK_BYTES = 1 << 22         # large keys are reduced in chunks of this size
 _TEXT_BYTES = 4096            # per-rank description exchanged on a mismatch
+SPIN_SECONDS = 1e-4           # the agreement step busy-polls this long, then sleeps
 
 
 def _mpi():
@@ -67,11 +71,14 @@ def _timeout_from_env():
     return timeout
 
 
-def _describe(keys, limit=8):
-    """A short key list for messages (many small keys would flood them)."""
-    keys = list(keys)
+def _what(call, limit=8):
+    """'push of keys [...]' from ('push', keys), short for many keys; strings as they are."""
+    if isinstance(call, str):
+        return call
+    verb, keys = call
     shown = ', '.join(repr(k) for k in keys[:limit])
-    return f"[{shown}, ... {len(keys)} keys]" if len(keys) > limit else f"[{shown}]"
+    listed = f"[{shown}, ... {len(keys)} keys]" if len(keys) > limit else f"[{shown}]"
+    return f"{verb} of keys {listed}"
 
 
 class _Comm:
@@ -85,40 +92,42 @@ class _Comm:
         self.timeout = timeout
         self.broken = None           # what failed; later collectives refuse to run
 
-    def _poll(self, request, what):
-        deadline = time.monotonic() + self.timeout
-        spins = 0
+    def _poll(self, request, call):
+        start = time.monotonic()
+        deadline = start + self.timeout
         while not request.Test():
-            spins += 1
-            if spins > 2000:
-                time.sleep(0.0002)   # long waits: give the core to the other ranks
-            if time.monotonic() > deadline:
-                self.broken = what
+            now = time.monotonic()
+            if now - start > SPIN_SECONDS:
+                time.sleep(SPIN_SECONDS)  # a longer wait: leave the core to the other ranks
+            if now > deadline:
+                what = self.broken = _what(call)
                 raise MXNetError(
                     f"dist_sync: rank {self.rank} waited {self.timeout:g} s for the other "
                     f"ranks in {what}; a rank exited early, got fewer batches, or pushes "
                     "different keys (set MXCY_KV_TIMEOUT to change the limit)")
 
-    def agree(self, signature, what):
-        """Every rank must be about to run the same collective (same signature)."""
+    def agree(self, signature, call):
+        """Every rank must be about to run the same collective (same signature); `call`
+        names it for messages: a string, or (verb, keys) formatted only on error."""
         if self.broken is not None:
-            raise MXNetError(f"dist_sync: rank {self.rank} cannot run {what}: an earlier "
-                             f"collective failed ({self.broken}); the MPI job is unusable")
+            raise MXNetError(f"dist_sync: rank {self.rank} cannot run {_what(call)}: an "
+                             f"earlier collective failed ({self.broken}); the MPI job is "
+                             "unusable")
         if self.size == 1:
             return
         digest = hashlib.blake2b(signature.encode(), digest_size=8).digest()
         mine = np.frombuffer(digest, dtype=np.int64).copy()
         everyone = np.empty(self.size, dtype=np.int64)
-        self._poll(self.comm.Iallgather(mine, everyone), what)
+        self._poll(self.comm.Iallgather(mine, everyone), call)
         if (everyone == everyone[0]).all():
             return
         text = np.frombuffer(signature.encode()[:_TEXT_BYTES].ljust(_TEXT_BYTES), np.uint8)
         gathered = np.empty((self.size, _TEXT_BYTES), dtype=np.uint8)
-        self._poll(self.comm.Iallgather(text, gathered), what)
+        self._poll(self.comm.Iallgather(text, gathered), call)
         detail = '; '.join(f"rank {r}: {bytes(gathered[r]).decode(errors='replace').strip()}"
                            for r in range(self.size))
-        raise MXNetError(f"dist_sync: ranks disagree at rank {self.rank}'s {what}: every "
-                         f"rank must make the same KVStore calls (init, push, barrier) with "
+        raise MXNetError(f"dist_sync: ranks disagree at rank {self.rank}'s {_what(call)}: "
+                         f"every rank must make the same KVStore calls (init, push, barrier) with "
                          f"the same keys, shapes and dtypes, in the same order. {detail}")
 
     def allreduce_sum(self, src, dst, in_place=False):
@@ -216,10 +225,9 @@ class DistKVStore(KVStore):
         stored = [self._store[k] for k in keys]
         signature = json.dumps(['init', [[str(k), list(s.shape), str(np.dtype(s.dtype))]
                                          for k, s in zip(keys, stored)]])
-        what = f"init of keys {_describe(keys)}"
 
         def run(*views):
-            comm.agree(signature, what)
+            comm.agree(signature, ('init', keys))
             for view in views:
                 comm.bcast(view)
         engine.push(_with_views(run, stored), [], stored + [self._comm_var],
@@ -250,20 +258,29 @@ class DistKVStore(KVStore):
             reduced.copyto(self._store[k])
 
     def _direct_outs(self, groups, pairs):
-        """{key: out} when every key has one out of the stored dtype, no updater runs,
-        and no out shares memory with another out or another key's value (the reduction
-        then may write the outs directly); else None."""
-        if self._updater is None and pairs and len(pairs) == len(groups):
-            outs = {k: o[0] for k, o in pairs if len(o) == 1}
-            if len(outs) == len(groups) and all(
-                    outs[k].dtype == self._store[k].dtype for k in outs):
-                values = {k: v for k, v in groups}
-                out_chunks = [id(o._chunk) for o in outs.values()]
-                if len(set(out_chunks)) == len(out_chunks) and all(
-                        o._chunk is not v._chunk or (k2 == k and o is v)
-                        for k, vs in values.items() for v in vs for k2, o in outs.items()):
-                    return outs
-        return None
+        """{key: out} when no updater runs, every key has one out of the stored dtype, and
+        no out shares memory with another out or with another key's values (an out may
+        be one of its own key's values: Module reduces gradients in place); else None."""
+        if self._updater is not None or len(pairs) != len(groups):
+            return None
+        outs = {k: o[0] for k, o in pairs if len(o) == 1}
+        if len(outs) != len(groups):
+            return None
+        values_of = dict(groups)
+        owners = {}                     # chunk -> the keys whose values live in it
+        for k, values in groups:
+            for v in values:
+                owners.setdefault(id(v._chunk), set()).add(k)
+        out_chunks = set()
+        for k, o in outs.items():
+            chunk = id(o._chunk)
+            if o.dtype != self._store[k].dtype or chunk in out_chunks:
+                return None
+            out_chunks.add(chunk)
+            if chunk in owners and (owners[chunk] != {k} or (
+                    len(values_of[k]) == 1 and values_of[k][0] is not o)):
+                return None             # (a single value is reduced from itself only)
+        return outs
 
     def _apply_push(self, groups):
         """Local sums, then one engine op that reduces them over the ranks, then update."""
@@ -287,7 +304,6 @@ class DistKVStore(KVStore):
         dsts = [d for _, _, d in plan]
         signature = json.dumps(['push', [[str(k), list(d.shape), str(np.dtype(d.dtype))]
                                          for k, d in zip(keys, dsts)]])
-        what = f"push of keys {_describe(keys)}"
         small = [i for i, d in enumerate(dsts)
                  if d.size * np.dtype(d.dtype).itemsize <= FUSE_BYTES]
         large = [i for i in range(len(dsts)) if i not in set(small)]
@@ -296,7 +312,7 @@ class DistKVStore(KVStore):
 
         def run(*views):
             src_views, dst_views = views[:n], views[n:]
-            comm.agree(signature, what)
+            comm.agree(signature, ('push', keys))
             by_dtype = {}
             for i in small:
                 by_dtype.setdefault(dst_views[i].dtype, []).append(i)

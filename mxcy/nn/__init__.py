@@ -27,14 +27,28 @@
 ``collect_params``, ``initialize``, ``save_parameters`` and ``load_parameters`` are
 methods of ``Block``s and, for plain Python models, functions of this module.
 """
-from mxcy.nn.parameter import Parameter, ParameterDict
-from mxcy.nn.tracing import Block, Traced, collect_params, trace
-from mxcy.nn.layers import (Activation, AvgPool2D, BatchNorm, Conv2D, Dense, Dropout,
-                            Embedding, Flatten, GlobalAvgPool2D, GlobalMaxPool2D,
-                            MaxPool2D, relu, sigmoid, softmax, tanh)
-from mxcy.nn.recurrent import LSTM
-from mxcy.nn.containers import Chain, HybridSequential, Sequential
 from mxcy.nn.compiled import CompiledModel, compile
+from mxcy.nn.containers import Chain, HybridSequential, Sequential
+from mxcy.nn.layers import (
+    Activation,
+    AvgPool2D,
+    BatchNorm,
+    Conv2D,
+    Dense,
+    Dropout,
+    Embedding,
+    Flatten,
+    GlobalAvgPool2D,
+    GlobalMaxPool2D,
+    MaxPool2D,
+    relu,
+    sigmoid,
+    softmax,
+    tanh,
+)
+from mxcy.nn.parameter import Parameter, ParameterDict
+from mxcy.nn.recurrent import LSTM
+from mxcy.nn.tracing import Block, Traced, collect_params, trace
 
 HybridBlock = Block
 
@@ -55,9 +69,36 @@ def load_parameters(model, filename, allow_missing=False, ignore_extra=False):
                                ignore_extra=ignore_extra)
 
 
-__all__ = ['Parameter', 'ParameterDict', 'Block', 'HybridBlock', 'Traced', 'trace',
-           'collect_params', 'initialize', 'save_parameters', 'load_parameters',
-           'Dense', 'Conv2D', 'MaxPool2D', 'AvgPool2D', 'GlobalMaxPool2D', 'GlobalAvgPool2D',
-           'Flatten', 'Activation', 'BatchNorm', 'Dropout', 'Embedding', 'LSTM',
-           'relu', 'sigmoid', 'tanh', 'softmax', 'Sequential', 'HybridSequential', 'Chain',
-           'CompiledModel', 'compile']
+__all__ = [
+    'LSTM',
+    'Activation',
+    'AvgPool2D',
+    'BatchNorm',
+    'Block',
+    'Chain',
+    'CompiledModel',
+    'Conv2D',
+    'Dense',
+    'Dropout',
+    'Embedding',
+    'Flatten',
+    'GlobalAvgPool2D',
+    'GlobalMaxPool2D',
+    'HybridBlock',
+    'HybridSequential',
+    'MaxPool2D',
+    'Parameter',
+    'ParameterDict',
+    'Sequential',
+    'Traced',
+    'collect_params',
+    'compile',
+    'initialize',
+    'load_parameters',
+    'relu',
+    'save_parameters',
+    'sigmoid',
+    'softmax',
+    'tanh',
+    'trace',
+]

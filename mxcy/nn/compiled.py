@@ -104,12 +104,18 @@ class CompiledModel:
                 self._sgd.append((args[name], grad, param.lr_mult))
         exe = Executor(self.symbol, ctx, args, grads, reqs, aux)
         self._base = exe
-        self._exe = exe
+        self._use(exe)
         self._executors = OrderedDict([(tuple(input_shape), exe)])
         self._param_shapes = {n: p.shape for n, p in self.params.items()}
         self._trained = False
 
     # ------------------------------------------------------------ running
+    def _use(self, exe):
+        self._exe = exe
+        self._shape = tuple(exe.arg_dict['data'].shape)
+        self._out = exe.outputs[0]
+        self._dx = exe.grad_dict['data']
+
     def _executor_for(self, shape):
         exe = self._executors.get(shape)
         if exe is None:
@@ -124,27 +130,24 @@ class CompiledModel:
                               self._base)
                 del self._executors[oldest]
             self._executors[shape] = exe
-        self._exe = exe
+        self._use(exe)
         return exe
 
-    def _as_input(self, x):
-        if not isinstance(x, nd.NDArray):
+    def _forward(self, x, is_train):
+        if not isinstance(x, (nd.NDArray, np.ndarray)):
             x = np.asarray(x)
-        return self._executor_for(tuple(x.shape)), x
+        exe = self._exe if x.shape == self._shape else self._executor_for(tuple(x.shape))
+        exe.forward(is_train=is_train, data=x)
+        self._trained = is_train
+        return self._out.copy()
 
     def __call__(self, x):
         """Forward in training mode; returns a copy of the output."""
-        exe, x = self._as_input(x)
-        exe.forward(is_train=True, data=x)
-        self._trained = True
-        return exe.outputs[0].copy()
+        return self._forward(x, True)
 
     def predict(self, x):
         """Forward in inference mode; returns a copy of the output."""
-        exe, x = self._as_input(x)
-        exe.forward(is_train=False, data=x)
-        self._trained = False
-        return exe.outputs[0].copy()
+        return self._forward(x, False)
 
     def backward(self, dy):
         """Backpropagate `dy` (the gradient of the loss with respect to the output) from
@@ -152,19 +155,17 @@ class CompiledModel:
         if not self._trained:
             raise MXNetError("CompiledModel.backward: run a training forward cm(x) first "
                              "(predict() does not keep what backward needs)")
-        exe = self._exe
-        out = exe.outputs[0]
-        if isinstance(dy, nd.NDArray):
-            if dy.dtype != out.dtype:
-                dy = dy.astype(out.dtype)
-        else:
+        out = self._out
+        if not isinstance(dy, nd.NDArray):
             dy = nd.array(np.asarray(dy), dtype=out.dtype)
-        if tuple(dy.shape) != tuple(out.shape):
+        elif dy.dtype != out.dtype:
+            dy = dy.astype(out.dtype)
+        if dy.shape != out.shape:
             raise ValueError(f"CompiledModel.backward: dy has shape {tuple(dy.shape)}, the "
                              f"output has {tuple(out.shape)}")
-        dx = exe.grad_dict['data']
+        dx = self._dx
         dx[:] = 0
-        exe.backward(dy)
+        self._exe.backward(dy)
         return dx.copy()
 
     def update(self, lr):
@@ -202,7 +203,7 @@ class CompiledModel:
                 f"params={list(self.params)})")
 
 
-def compile(model, input_shape, ctx=None, dtype=None):   # noqa: A001  (the issue's name)
+def compile(model, input_shape, ctx=None, dtype=None):
     """Trace `model`, infer its shapes from `input_shape` and bind it (see the module
     docstring). `dtype` is the input's dtype (default: that of the parameters)."""
     return CompiledModel(model, input_shape, ctx, dtype)

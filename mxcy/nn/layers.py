@@ -281,8 +281,8 @@ class BatchNorm(_Layer):
             raise ValueError(f"BatchNorm: momentum must be in [0, 1], got {momentum!r}")
         if epsilon <= 0:
             raise ValueError(f"BatchNorm: epsilon must be positive, got {epsilon!r}")
-        self._kwargs = dict(axis=int(axis), momentum=float(momentum), eps=float(epsilon),
-                            fix_gamma=not scale, use_global_stats=bool(use_global_stats))
+        self._kwargs = {'axis': int(axis), 'momentum': float(momentum), 'eps': float(epsilon),
+                        'fix_gamma': not scale, 'use_global_stats': bool(use_global_stats)}
         c = (_positive_int('BatchNorm', 'in_channels', in_channels, allow_zero=True),)
         self.gamma = self._param('gamma', c, gamma_initializer, dtype=dtype,
                                  grad_req='write' if scale else 'null')

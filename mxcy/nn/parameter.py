@@ -28,7 +28,8 @@ import numpy as np
 from mxcy import ndarray as nd
 from mxcy.base import MXNetError
 from mxcy.context import cpu
-from mxcy.initializer import InitDesc, Uniform, create as create_init
+from mxcy.initializer import InitDesc, Uniform
+from mxcy.initializer import create as create_init
 
 _KINDS = ('arg', 'aux')
 _GRAD_REQS = ('write', 'add', 'null')
@@ -57,6 +58,7 @@ class Parameter:
         self._data = None
         self._grad = None
         self._deferred_init = None      # the default initializer while the shape is unknown
+        self._last_variable = None      # the Symbol made by the last trace using it
 
     # ------------------------------------------------------------ identity
     @property

@@ -21,8 +21,9 @@ trace open a short one of their own, whose free names avoid the input graph's na
 import threading
 
 from mxcy.base import MXNetError
-from mxcy.symbol import Symbol, var as sym_var
 from mxcy.nn.parameter import Parameter, ParameterDict
+from mxcy.symbol import Symbol
+from mxcy.symbol import var as sym_var
 
 _STATE = threading.local()
 _MAX_RETRACES = 8
@@ -35,8 +36,9 @@ class _Retrace(Exception):
 class Trace:
     """What one traced call collects: names in use, parameters and their variables."""
 
-    def __init__(self, reserved=()):
+    def __init__(self, reserved=(), graph_ids=()):
         self.reserved = set(reserved)        # names in the input graph(s)
+        self.graph_ids = set(graph_ids)      # ids of the input graphs' nodes
         self.prefixes = {}                   # layer prefix -> layer
         self.taken = set()                   # prefixes and function node names (+ '_')
         self.newly_named = []
@@ -90,12 +92,18 @@ class Trace:
         found = self.variables.get(id(param))
         if found is not None:
             return found
+        self.name_layer(param._owner)        # a Block whose own __call__ skipped naming
         name = param.name
         other = self.params.get(name)
         if other is not None and other is not param:
             raise MXNetError(f"two different parameters are both named {name!r}")
         self.params[name] = param
-        found = self.variables[id(param)] = param._make_variable()
+        last = param._last_variable
+        if last is not None and id(last._outputs[0][0]) in self.graph_ids:
+            found = last                     # already in the input graph: one node per name
+        else:
+            found = param._last_variable = param._make_variable()
+        self.variables[id(param)] = found
         return found
 
 
@@ -103,14 +111,14 @@ def current_trace():
     return getattr(_STATE, 'trace', None)
 
 
-def _graph_names(args):
-    names = set()
+def _graph_nodes(args):
+    nodes = []
     for a in args:
         if isinstance(a, Symbol):
-            names.update(n.name for n in a._nodes())
+            nodes.extend(a._nodes())
         elif isinstance(a, (list, tuple)):
-            names |= _graph_names(a)
-    return names
+            nodes.extend(_graph_nodes(a))
+    return nodes
 
 
 def run_traced(fn, sources=(), reserved=None):
@@ -119,9 +127,10 @@ def run_traced(fn, sources=(), reserved=None):
     outer = current_trace()
     if outer is not None:
         return fn(), outer
-    reserved = set(_graph_names(sources) if reserved is None else reserved)
+    nodes = _graph_nodes(sources)
+    reserved = {n.name for n in nodes} if reserved is None else set(reserved)
     for _ in range(_MAX_RETRACES):
-        trace = Trace(reserved)
+        trace = Trace(reserved, map(id, nodes))
         _STATE.trace = trace
         try:
             return fn(), trace
@@ -239,10 +248,18 @@ class Block:
 
     def _param(self, suffix, shape, init=None, kind='arg', grad_req='write',
                dtype='float32'):
+        if any(p._suffix == suffix for p in self._own_params):
+            raise MXNetError(f"{type(self).__name__}: parameter {suffix!r} defined twice")
         param = Parameter(self, suffix, shape, dtype=dtype, init=init, kind=kind,
                           grad_req=grad_req)
         self._own_params.append(param)
         return param
+
+    @property
+    def params(self):
+        """This block's own parameters; ``self.params.get('scale', shape=(3,))`` makes
+        one (Gluon's way), used in ``forward`` as ``self.scale.var()``."""
+        return _OwnParams(self)
 
     def __call__(self, *args, **kwargs):
         if not is_symbolic(args) and not is_symbolic(tuple(kwargs.values())):
@@ -285,3 +302,27 @@ class Block:
 
     def _repr_args(self):
         return ''
+
+
+class _OwnParams:
+    """``block.params``: get-or-create the block's own parameters by suffix."""
+
+    def __init__(self, block):
+        self._block = block
+
+    def get(self, name, shape, init=None, grad_req='write', dtype='float32',
+            differentiable=True):
+        for param in self._block._own_params:
+            if param._suffix == name:
+                return param
+        return self._block._param(name, shape, init, grad_req=grad_req if differentiable
+                                  else 'null', dtype=dtype)
+
+    def values(self):
+        return list(self._block._own_params)
+
+    def __iter__(self):
+        return iter([p._suffix for p in self._block._own_params])
+
+    def __len__(self):
+        return len(self._block._own_params)

@@ -8,11 +8,19 @@ and ``unfuse()`` returns the equivalent stack of step cells, so the weights move
 the two with ``unfuse().pack_weights(fused.unpack_weights(args))``.
 """
 from mxcy import initializer as init
-from mxcy import ndarray
-from mxcy import symbol
-from mxcy.rnn.rnn_cell import (BaseRNNCell, BidirectionalCell, DropoutCell, GRUCell,
-                               LSTMCell, RNNCell, SequentialRNNCell, _check_length,
-                               _normalize_sequence, _resolve_states)
+from mxcy import ndarray, symbol
+from mxcy.rnn.rnn_cell import (
+    BaseRNNCell,
+    BidirectionalCell,
+    DropoutCell,
+    GRUCell,
+    LSTMCell,
+    RNNCell,
+    SequentialRNNCell,
+    _check_length,
+    _normalize_sequence,
+    _resolve_states,
+)
 
 _GATE_NAMES = {'rnn_relu': [''], 'rnn_tanh': [''], 'lstm': ['_i', '_f', '_c', '_o'],
                'gru': ['_r', '_z', '_o']}

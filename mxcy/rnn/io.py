@@ -19,6 +19,8 @@ import numpy as np
 from mxcy import ndarray
 from mxcy.io.base import DataBatch, DataDesc, DataIter, check_batch_size
 
+logger = logging.getLogger(__name__)
+
 
 def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key='\n',
                      start_label=0, unknown_token=None):
@@ -95,8 +97,8 @@ class BucketSentenceIter(DataIter):
             row[:n] = sentence
             rows[which].append(row)
         if ndiscard:
-            logging.warning('BucketSentenceIter: discarded %d sentences longer than the '
-                            'largest bucket (%d)', ndiscard, buckets[-1])
+            logger.warning('BucketSentenceIter: discarded %d sentences longer than the '
+                           'largest bucket (%d)', ndiscard, buckets[-1])
         self.data = [np.asarray(r, dtype=dtype).reshape(len(r), b)
                      for r, b in zip(rows, buckets)]
         self.buckets = buckets

@@ -21,8 +21,7 @@ True returns one symbol, False a list, None whatever the inputs were.
 import numbers
 
 from mxcy import initializer as init
-from mxcy import ndarray
-from mxcy import symbol
+from mxcy import ndarray, symbol
 from mxcy.base import MXNetError
 
 
@@ -71,11 +70,11 @@ def _resolve_states(states, like, batch_axis):
         node = state._outputs[0][0] if len(state._outputs) == 1 else None
         if node is not None and node.op is not None and node.op.name in _FILLS \
                 and 0 in node.params.shape:
-            dtype = node.params.dtype if 'dtype' in node.given else None
-            attrs = {k: v for k, v in node.attrs.items()}
+            # dtype: the one asked for, else the input's (float64 graphs stay float64)
+            extra = {'dtype': node.params.dtype} if 'dtype' in node.given else {}
             state = symbol._full_batch_like(like, shape=node.params.shape, axis=batch_axis,
                                             value=_FILLS[node.op.name](node.params),
-                                            dtype=dtype, name=node.name, attr=attrs)
+                                            name=node.name, attr=dict(node.attrs), **extra)
         out.append(state)
     return out
 
@@ -116,11 +115,11 @@ def _normalize_sequence(length, inputs, layout, merge, in_layout=None):
 
 
 def _cells_state_info(cells):
-    return sum((c.state_info for c in cells), [])
+    return [info for c in cells for info in c.state_info]
 
 
 def _cells_begin_state(cells, **kwargs):
-    return sum((c.begin_state(**kwargs) for c in cells), [])
+    return [state for c in cells for state in c.begin_state(**kwargs)]
 
 
 def _cells_unpack_weights(cells, args):
@@ -459,100 +458,6 @@ class DropoutCell(BaseRNNCell):
                               merge_outputs=merge_outputs)
 
 
-class ModifierCell(BaseRNNCell):
-    """A cell that wraps a base cell and changes what it computes."""
-
-    def __init__(self, base_cell):
-        super().__init__()
-        base_cell._modified = True
-        self.base_cell = base_cell
-
-    @property
-    def params(self):
-        self._own_params = False
-        return self.base_cell.params
-
-    @property
-    def state_info(self):
-        return self.base_cell.state_info
-
-    def begin_state(self, init_sym=symbol.zeros, **kwargs):
-        self._check_not_modified()
-        self.base_cell._modified = False
-        try:
-            return self.base_cell.begin_state(init_sym, **kwargs)
-        finally:
-            self.base_cell._modified = True
-
-    def unpack_weights(self, args):
-        return self.base_cell.unpack_weights(args)
-
-    def pack_weights(self, args):
-        return self.base_cell.pack_weights(args)
-
-
-class ZoneoutCell(ModifierCell):
-    """Zoneout (Krueger et al. 2016): each output / state unit keeps its previous value
-    with probability `zoneout_outputs` / `zoneout_states` in training."""
-
-    def __init__(self, base_cell, zoneout_outputs=0., zoneout_states=0.):
-        if isinstance(base_cell, (FusedRNNCell, BidirectionalCell)):
-            raise MXNetError(f"ZoneoutCell: {type(base_cell).__name__} cannot be stepped; "
-                             "zoneout needs a step cell (unfuse() a FusedRNNCell first)")
-        super().__init__(base_cell)
-        self.zoneout_outputs = zoneout_outputs
-        self.zoneout_states = zoneout_states
-        self.prev_output = None
-
-    def reset(self):
-        super().reset()
-        self.prev_output = None
-
-    def __call__(self, inputs, states):
-        states = _resolve_states(states, inputs, 0)
-        cell, p_outputs, p_states = self.base_cell, self.zoneout_outputs, self.zoneout_states
-        next_output, next_states = cell(inputs, states)
-
-        def mask(p, like):
-            return symbol.Dropout(symbol.ones_like(like), p=p)
-        prev_output = self.prev_output if self.prev_output is not None else \
-            symbol.zeros_like(next_output)
-        output = symbol.where(mask(p_outputs, next_output), next_output, prev_output) \
-            if p_outputs != 0. else next_output
-        if p_states != 0.:
-            next_states = [symbol.where(mask(p_states, new), new, old)
-                           for new, old in zip(next_states, states)]
-        self.prev_output = output
-        return output, next_states
-
-
-class ResidualCell(ModifierCell):
-    """output = base_cell(inputs) + inputs (He et al. 2016; GNMT)."""
-
-    def __call__(self, inputs, states):
-        output, states = self.base_cell(inputs, states)
-        output = symbol.elemwise_add(output, inputs, name=f'{output.name}_plus_residual')
-        return output, states
-
-    def unroll(self, length, inputs, begin_state=None, layout='NTC', merge_outputs=None):
-        self.reset()
-        self.base_cell._modified = False
-        try:
-            outputs, states = self.base_cell.unroll(length, inputs=inputs,
-                                                    begin_state=begin_state, layout=layout,
-                                                    merge_outputs=merge_outputs)
-        finally:
-            self.base_cell._modified = True
-        if merge_outputs is None:
-            merge_outputs = isinstance(outputs, symbol.Symbol)
-        inputs, _ = _normalize_sequence(length, inputs, layout, merge_outputs)
-        if merge_outputs:
-            return symbol.elemwise_add(outputs, inputs,
-                                       name=f'{outputs.name}_plus_residual'), states
-        return [symbol.elemwise_add(o, i, name=f'{o.name}_plus_residual')
-                for o, i in zip(outputs, inputs)], states
-
-
 class BidirectionalCell(BaseRNNCell):
     """`l_cell` reads the sequence forwards, `r_cell` backwards; their outputs are
     concatenated per step (channels: l then r). States: l's then r's."""
@@ -625,5 +530,6 @@ class BidirectionalCell(BaseRNNCell):
         return outputs, l_states + r_states
 
 
-# kept last: the fused cell's unfuse() builds the cells above
-from mxcy.rnn._fused import FusedRNNCell  # noqa: E402
+# kept last: they build on the cells above
+from mxcy.rnn._fused import FusedRNNCell  # noqa: F401
+from mxcy.rnn._modifiers import ModifierCell, ResidualCell, ZoneoutCell  # noqa: F401

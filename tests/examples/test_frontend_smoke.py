@@ -12,7 +12,7 @@ def test_frontend_mnist_trains_a_few_batches(tmp_path):
     proc = subprocess.run(
         [sys.executable, os.path.join(EXAMPLES, 'frontend_mnist.py'), '--num-epochs', '2',
          '--max-batches', '8', '--model-prefix', str(tmp_path / 'model')],
-        capture_output=True, text=True, timeout=300, env=env, cwd=EXAMPLES)
+        capture_output=True, text=True, timeout=300, check=False, env=env, cwd=EXAMPLES)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     assert "parameters: ['dense0_weight', 'dense0_bias'" in out

@@ -33,12 +33,12 @@ def _mpirun():
     return local if os.path.exists(local) else shutil.which('mpirun')
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _mpirun_flags():
     """OpenMPI refuses root and more ranks than cores unless told; MPICH needs nothing."""
     try:
         version = subprocess.run([_mpirun(), '--version'], capture_output=True, text=True,
-                                 timeout=30).stdout
+                                 timeout=30, check=False).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
     if 'Open MPI' not in version and 'OpenRTE' not in version and 'prte' not in version:
@@ -150,6 +150,16 @@ def test_pushpull_into_pushed_array(suite):
     expect = sum(ints(100 + r, (4,)) for r in range(len(suite)))
     for got in every_rank(suite, 'pushpull_g'):
         np.testing.assert_array_equal(got, expect)
+
+
+def test_pushpull_outs_aliasing_other_keys_values_and_several_outs(suite):
+    size = len(suite)
+    sum_x = sum(1.0 + r for r in range(size))
+    sum_y = sum(10.0 * (r + 1) for r in range(size))
+    for got in every_rank(suite, 'swapped_outs'):      # out of 'x' is y, out of 'y' is x
+        np.testing.assert_array_equal(got, [[sum_x] * 3, [sum_y] * 3])
+    for got in every_rank(suite, 'two_outs'):          # both outs and the store
+        np.testing.assert_array_equal(got, np.full((3, 3), 2.0 * size))
 
 
 def test_int_keys_and_repeated_key_in_one_push(suite):
@@ -269,6 +279,7 @@ def test_rank_with_more_batches_fails_with_timeout():
 
 def test_plain_python_without_mpi4py_gives_clear_error(monkeypatch):
     import builtins
+
     from mxcy.base import MXNetError
     from mxcy.kvstore import dist_mpi
     real_import = builtins.__import__

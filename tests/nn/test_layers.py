@@ -126,7 +126,7 @@ def test_embedding():
 def np_lstm(x, weights, h0, c0):
     wx, wh, bx, bh = weights
     hs, h, c = [], h0, c0
-    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    sig = lambda v: 1 / (1 + np.exp(-v))
     for t in range(x.shape[0]):
         i, f, g, o = np.split(x[t] @ wx.T + bx + h @ wh.T + bh, 4, axis=1)
         c = sig(f) * c + sig(i) * np.tanh(g)

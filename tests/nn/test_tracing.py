@@ -57,7 +57,7 @@ def test_names_are_kept_once_given_and_explicit_prefixes_are_used():
     net = Net()
     assert net.hidden.prefix is None
     with pytest.raises(mx.MXNetError, match="no name yet"):
-        net.hidden.weight.name
+        _ = net.hidden.weight.name
     nn.trace(net)
     assert (net.hidden.prefix, net.out.prefix) == ('dense0_', 'dense1_')
     # a second model reusing net.out: the new layer avoids 'dense1'
@@ -134,3 +134,70 @@ def test_block_children_and_parameter_dict():
     assert list(params.select('conv')) == ['conv0_weight', 'conv0_bias']
     assert params['conv0_weight'].shape == (4, 0, 3, 3)     # in_channels not known yet
     assert 'conv0_weight' in repr(params)
+
+
+class Scale(nn.Block):
+    """A user block with a parameter of its own, used through mx.sym operators."""
+
+    def __init__(self, units):
+        super().__init__()
+        self.scale = self.params.get('scale', shape=(units,), init=mx.init.Constant(2.0))
+
+    def forward(self, x):
+        return mx.sym.broadcast_mul(x, mx.sym.Reshape(self.scale.var(), shape=(1, -1)))
+
+
+class Residual(nn.Block):
+    """Overrides __call__ (Flux style) and owns a parameter: named on first use."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(3, in_units=3)
+        self.gate = self.params.get('gate', shape=(1,), init='ones')
+
+    def __call__(self, x):
+        return x + mx.sym.broadcast_mul(self.dense(x), self.gate.var())
+
+
+def test_user_blocks_with_their_own_parameters():
+    net = nn.Chain(Scale(3), Residual())
+    params = net.collect_params()
+    assert list(params) == ['scale0_scale', 'dense0_weight', 'dense0_bias', 'residual0_gate']
+    assert list(net[0].params) == ['scale'] and len(net[1].params) == 1
+    assert net[0].params.get('scale', shape=(3,)) is net[0].scale
+    with pytest.raises(mx.MXNetError, match="'scale' defined twice"):
+        net[0]._param('scale', (3,))
+    cm = nn.compile(net, (2, 3))
+    x = np.random.RandomState(0).randn(2, 3).astype(np.float32)
+    w, b = net[1].dense.weight.data().asnumpy(), net[1].dense.bias.data().asnumpy()
+    h = 2 * x
+    np.testing.assert_allclose(cm(x).asnumpy(), h + h @ w.T + b, rtol=1e-5, atol=1e-6)
+    cm.backward(np.ones((2, 3)))
+    np.testing.assert_allclose(params['residual0_gate'].grad().asnumpy(),
+                               [(h @ w.T + b).sum()], rtol=1e-5)
+
+
+def test_every_layer_maps_to_registered_operators():
+    from mxcy.operator import get_op
+    lstm = nn.LSTM(4)
+
+    def model(x):
+        x = nn.BatchNorm()(nn.Conv2D(4, 3)(x))
+        x = nn.Dropout(0.1)(nn.AvgPool2D()(nn.MaxPool2D(1)(x)))
+        x = nn.Dense(6, flatten=False)(nn.Activation('sigmoid')(nn.Flatten()(x)))
+        x = lstm(mx.sym.expand_dims(nn.Embedding(10, 3)(x), axis=0))
+        return nn.softmax(nn.sigmoid(nn.tanh(nn.relu(x))))
+    nodes = [n for n in nn.trace(model).symbol._nodes() if not n.is_variable]
+    assert all(get_op(n.op.name) is n.op for n in nodes)
+    layer_ops = [n.op.name for n in nodes if n.op.name not in
+                 ('Reshape', 'Concat', 'slice_axis', 'zeros_like', 'broadcast_axis')]
+    assert layer_ops == ['Convolution', 'BatchNorm', 'Pooling', 'Pooling', 'Dropout',
+                         'Flatten', 'Activation', 'FullyConnected', 'Embedding',
+                         'expand_dims', 'RNN', 'Activation', 'Activation', 'Activation',
+                         'softmax']
+
+
+def test_a_shared_layer_called_outside_a_trace_reuses_its_variables():
+    dense = nn.Dense(4, in_units=4)
+    y = dense(nn.relu(dense(mx.sym.var('data'))))       # two short traces
+    assert y.list_inputs() == ['data', 'dense0_weight', 'dense0_bias']

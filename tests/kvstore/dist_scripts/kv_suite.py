@@ -1,6 +1,7 @@
 """Run under ``mpirun -np N`` (or plain ``python``) by tests/kvstore/test_dist.py.
 
-``python kv_suite.py OUT_DIR DIGITS_JSON`` runs every section on every rank and writes
+``python kv_suite.py OUT_DIR DIGITS_JSON`` runs every section on every rank (DIGITS_JSON:
+the ``prepare_digits()`` paths as JSON, or ``-`` to skip the MNIST section) and writes
 ``OUT_DIR/rank{r}.npz`` (arrays) and ``OUT_DIR/rank{r}.json`` (scalars, log lines); the
 test computes the NumPy references and compares. Values depend on the rank, so a wrong
 sum or a missing broadcast shows. Integer-valued floats keep every sum exact.
@@ -43,6 +44,15 @@ def api(kv, rank):
     grad = mx.nd.array(ints(100 + rank, (4,)))
     kv.pushpull('g', grad, out=grad)
     arrays['pushpull_g'] = grad.asnumpy()
+    # pushpull whose outs are the other key's values (must not reduce into them early),
+    # and one with two outs for a key
+    kv.init(['x', 'y'], [mx.nd.zeros((3,)), mx.nd.zeros((3,))])
+    x, y = mx.nd.full((3,), 1.0 + rank), mx.nd.full((3,), 10.0 * (rank + 1))
+    kv.pushpull(['x', 'y'], [x, y], out=[y, x])
+    arrays['swapped_outs'] = np.stack([y.asnumpy(), x.asnumpy()])
+    outs = [mx.nd.zeros((3,)), mx.nd.zeros((3,))]
+    kv.pushpull('x', mx.nd.full((3,), 2.0), out=outs)
+    arrays['two_outs'] = np.stack([o.asnumpy() for o in outs] + [pulled(kv, 'x', (3,))])
     # many small keys of three dtypes, pushed together (fused by dtype)
     names = [f's{i}' for i in range(300)]
     dtypes = ['float32', 'float64', 'int32']
