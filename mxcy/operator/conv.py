@@ -127,12 +127,16 @@ class Convolution(_ConvBase):
         nd, stride, pad, dilate = self.geometry(p)
         x, w = ins[0], ins[1]
         db = None if p.no_bias or req[2] == 'null' else in_grads[2]
-        _conv.conv_backward(x.reshape(_as_2d(x.shape)), w.reshape(_as_2d(w.shape)),
-                            out_grads[0].reshape(_as_2d(out_grads[0].shape)),
-                            _view4(in_grads[0], req[0]), _view4(in_grads[1], req[1]), db,
-                            _pair(stride), _pad_pair(pad), _pair(dilate), p.num_group, req[0],
-                            req[1],
-                            'null' if p.no_bias else req[2])
+        req_b = 'null' if p.no_bias else req[2]
+        x4, w4 = x.reshape(_as_2d(x.shape)), w.reshape(_as_2d(w.shape))
+        dy4 = out_grads[0].reshape(_as_2d(out_grads[0].shape))
+        geometry = (_pair(stride), _pad_pair(pad), _pair(dilate), p.num_group)
+        # two independent engine ops, so the data and the weight gradients can be computed
+        # on two workers at once
+        _conv.conv_backward(x4, w4, dy4, None, _view4(in_grads[1], req[1]), db, *geometry,
+                            'null', req[1], req_b)
+        _conv.conv_backward(x4, w4, dy4, _view4(in_grads[0], req[0]), None, None, *geometry,
+                            req[0], 'null', 'null')
 
 
 @register_op

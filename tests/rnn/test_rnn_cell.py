@@ -469,3 +469,14 @@ def test_fused_unfuse_structure():
     assert kinds == ['BidirectionalCell', 'DropoutCell', 'BidirectionalCell', 'DropoutCell',
                      'BidirectionalCell']
     assert 'g_r2_h2h_weight' in stack.params._params
+
+
+@pytest.mark.parametrize('kind', ['lstm', 'gru'])
+def test_unrolled_gradient_matches_finite_differences_float64(kind):
+    rng = np.random.default_rng(12)
+    cell = make_cell(kind, 'c_', num_hidden=3)
+    outputs, _ = cell.unroll(2, mx.sym.Variable('data'), merge_outputs=True)
+    location = dict(random_weights(kind, 'c_', rng, input_size=4, num_hidden=3),
+                    data=rng.uniform(-1, 1, (2, 2, 4)))
+    mx.test_utils.check_numeric_gradient(outputs, location, numeric_eps=1e-6, rtol=1e-5,
+                                         atol=1e-7, dtype=np.float64)
