@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of bench_train.py: the same MLP epoch and LeNet images/s as plain
+PyTorch loops (lib "torch"), one JSON line per figure.
+
+    /work/peers/torch/bin/python bench/peer_torch_train.py
+"""
+import json
+import os
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+
+def emit(figure, value, unit, **extra):
+    line = {'bench': 'train', 'figure': figure, 'lib': 'torch', 'value': value, 'unit': unit,
+            'torch_version': torch.__version__, 'threads': torch.get_num_threads(),
+            'cpus': len(os.sched_getaffinity(0)), 'loadavg_1m': round(os.getloadavg()[0], 2)}
+    line.update(extra)
+    print(json.dumps(line), flush=True)
+
+
+def mlp_epoch():
+    n, batch = 60000, 100
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.random((n, 784), dtype=np.float32))
+    y = torch.from_numpy(rng.integers(0, 10, n))
+    best = float('inf')
+    for _ in range(2):
+        net = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
+                            nn.Linear(64, 10))
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+        loss_fn = nn.CrossEntropyLoss()
+        t = time.perf_counter()
+        correct = 0
+        for i in range(0, n, batch):
+            xb, yb = x[i:i + batch], y[i:i + batch]
+            out = net(xb)
+            loss = loss_fn(out, yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            correct += (out.argmax(1) == yb).sum().item()     # the metric, as fit does
+        best = min(best, time.perf_counter() - t)
+    emit('mlp_epoch_s', round(best, 4), 's', better='lower', samples=n, batch=batch)
+
+
+def lenet_images():
+    batch, nbatch = 100, 20
+    net = nn.Sequential(nn.Conv2d(1, 20, 5), nn.Tanh(), nn.MaxPool2d(2, 2),
+                        nn.Conv2d(20, 50, 5), nn.Tanh(), nn.MaxPool2d(2, 2), nn.Flatten(),
+                        nn.Linear(800, 500), nn.Tanh(), nn.Linear(500, 10))
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.random((batch * nbatch, 1, 28, 28), dtype=np.float32))
+    y = torch.from_numpy(rng.integers(0, 10, batch * nbatch))
+    best = float('inf')
+    for _ in range(4):
+        t = time.perf_counter()
+        for i in range(0, batch * nbatch, batch):
+            loss = loss_fn(net(x[i:i + batch]), y[i:i + batch])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        best = min(best, time.perf_counter() - t)
+    emit('lenet_images_per_s', round(batch * nbatch / best, 1), 'images/s', better='higher',
+         batch=batch)
+
+
+if __name__ == '__main__':
+    mlp_epoch()
+    lenet_images()
