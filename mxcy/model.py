@@ -174,7 +174,7 @@ class FeedForward:
         outputs, datas, labels = [], [], []
         for batch_out, _, batch in mod.iter_predict(data, num_batch=num_batch, reset=reset):
             pad = batch.pad or 0
-            keep = lambda a: a[:a.shape[0] - pad].asnumpy()  # noqa: E731
+            keep = lambda a, pad=pad: a[:a.shape[0] - pad].asnumpy()  # noqa: E731
             outputs.append([o.asnumpy() for o in batch_out])     # already without padding
             datas.append([keep(d) for d in batch.data])
             labels.append([keep(lab) for lab in batch.label or []])
@@ -185,7 +185,11 @@ class FeedForward:
 
     def score(self, X, eval_metric='acc', num_batch=None, batch_end_callback=None,
               reset=True):
-        data = _as_iter(X, None, self.numpy_batch_size)
+        if not hasattr(X, 'provide_label'):
+            raise ValueError("FeedForward.score: X must be a DataIter that yields labels "
+                             "(e.g. mx.io.NDArrayIter(X, y)); arrays alone carry no labels "
+                             "to score against")
+        data = X
         mod = self._bound_module(data)
         result = mod.score(data, eval_metric, num_batch=num_batch,
                            batch_end_callback=batch_end_callback, reset=reset)
