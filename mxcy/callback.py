@@ -66,10 +66,13 @@ class Speedometer:
             self.tic = time.time()
             return
         if count % self.frequent == 0:
+            # reading the metric waits for the batches pushed so far, so the clock is read
+            # after the work is done, not when it was merely queued
+            pairs = param.eval_metric.get_name_value() if param.eval_metric is not None \
+                else None
             elapsed = max(time.time() - self.tic, 1e-9)
             speed = self.frequent * self.batch_size / elapsed
-            if param.eval_metric is not None:
-                pairs = param.eval_metric.get_name_value()
+            if pairs is not None:
                 if self.auto_reset:
                     param.eval_metric.reset()
                 msg = 'Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec'

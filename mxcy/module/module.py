@@ -328,8 +328,9 @@ class Module(BaseModule):
         pad = self._last_pad
         outputs = self._exec.outputs
         if pad:
-            outputs = [o[0:o.shape[0] - pad] for o in outputs]
-            labels = [lab[0:lab.shape[0] - pad] for lab in labels]
+            batch = self._data_shapes[0].shape[0]
+            outputs = [_without_padding(o, batch, pad) for o in outputs]
+            labels = [_without_padding(lab, batch, pad) for lab in labels]
         # pushed, not waited for: the next batch is prepared while this one computes
         getattr(eval_metric, 'update_async', eval_metric.update)(labels, outputs)
 
@@ -364,6 +365,16 @@ class Module(BaseModule):
         assert self.optimizer_initialized
         with open(fname, 'rb') as f:
             self._updater.set_states(f.read())
+
+
+def _without_padding(arr, batch, pad):
+    """The rows of `arr` that belong to real samples: its first axis holds `batch` samples,
+    each possibly spread over k consecutive rows (an output reshaped to (batch·k, ...))."""
+    rows = arr.shape[0]
+    if rows % batch:
+        return arr
+    k = rows // batch
+    return arr[0:(batch - pad) * k]
 
 
 def _copy_in(src, dst):

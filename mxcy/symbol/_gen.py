@@ -13,11 +13,35 @@ from mxcy.symbol.symbol import Symbol, Variable, _Node, stored_attrs
 def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
     spec = get_op(op_name)
     symbols = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
-    for i, a in enumerate(args):
-        if not isinstance(a, Symbol):
-            raise TypeError(f"{op_name}: positional argument {i} must be a Symbol, got "
-                            f"{type(a).__name__}; pass parameters as keywords")
+    params = {k: v for k, v in kwargs.items()
+              if not isinstance(v, Symbol) and not _is_dunder(k)}
+    extra_attr = {k: str(v) for k, v in kwargs.items() if _is_dunder(k)}
+    if extra_attr:     # MXNet: keyword arguments like __layout__ are node attributes
+        attr = {**(attr or {}), **extra_attr}
+    # MXNet's generated functions take symbols first, then parameters positionally
+    nsym = 0
+    while nsym < len(args) and isinstance(args[nsym], Symbol):
+        nsym += 1
+    positional_params = args[nsym:]
+    args = args[:nsym]
+    if positional_params:
+        # as MXNet's generated signature: every input slot comes before the parameters
+        names = [n for n in spec.params.names() if n not in params]
+        if any(isinstance(a, Symbol) for a in positional_params) or \
+                len(positional_params) > len(names):
+            raise TypeError(f"{op_name}: positional arguments must be the input symbols "
+                            f"followed by at most {len(names)} parameters {names}")
+        trial = {**params, **dict(zip(names, positional_params))}
+        try:
+            p0 = spec.params.parse(op_name, trial)
+            nslots = len(spec.arguments(p0)) + len(spec.aux_states(p0))
+        except (TypeError, ValueError):
+            nslots = None
+        if spec.variadic or nslots is None or nsym < nslots:
+            raise TypeError(f"{op_name}: positional argument {nsym} must be a Symbol, got "
+                            f"{type(positional_params[0]).__name__}; pass parameters as "
+                            "keywords")
+        params = trial
     if spec.variadic and spec.variadic not in params:
         params[spec.variadic] = len(args) + len(symbols)
     p = spec.params.parse(op_name, params)
@@ -47,6 +71,10 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
     node = _Node(spec, node_name, p, node_attrs, inputs, given=params)
     visible = spec.num_visible_outputs(p)
     return Symbol([(node, i) for i in range(visible)])
+
+
+def _is_dunder(key):
+    return key.startswith('__') and key.endswith('__')
 
 
 def make_function(op_name):
