@@ -6,10 +6,21 @@ epoch-end callbacks ``(epoch, symbol, arg_params, aux_params)``. Any callback re
 """
 import logging
 import math
+import os
 import sys
 import time
 
 from mxcy.model import save_checkpoint
+
+
+def _secondary_rank():
+    """True on MPI ranks other than 0 (launched by mpirun): they keep training quietly, so
+    progress and validation lines appear once, from rank 0."""
+    for var in ('OMPI_COMM_WORLD_RANK', 'PMIX_RANK', 'PMI_RANK'):
+        value = os.environ.get(var)
+        if value is not None:
+            return value.strip() not in ('', '0')
+    return False
 
 
 def do_checkpoint(prefix, period=1):
@@ -65,7 +76,7 @@ class Speedometer:
             self.init = True
             self.tic = time.time()
             return
-        if count % self.frequent == 0:
+        if count % self.frequent == 0 and not _secondary_rank():
             # reading the metric waits for the batches pushed so far, so the clock is read
             # after the work is done, not when it was merely queued
             pairs = param.eval_metric.get_name_value() if param.eval_metric is not None \
@@ -107,7 +118,7 @@ class LogValidationMetricsCallback:
     """Evaluation-end callback logging every validation metric."""
 
     def __call__(self, param):
-        if not param.eval_metric:
+        if not param.eval_metric or _secondary_rank():
             return
         for name, value in param.eval_metric.get_name_value():
             logging.info('Epoch[%d] Validation-%s=%f', param.epoch, name, value)

@@ -44,15 +44,16 @@ def api(kv, rank):
     grad = mx.nd.array(ints(100 + rank, (4,)))
     kv.pushpull('g', grad, out=grad)
     arrays['pushpull_g'] = grad.asnumpy()
-    # pushpull whose outs are the other key's values (must not reduce into them early),
-    # and one with two outs for a key
-    kv.init(['x', 'y'], [mx.nd.zeros((3,)), mx.nd.zeros((3,))])
-    x, y = mx.nd.full((3,), 1.0 + rank), mx.nd.full((3,), 10.0 * (rank + 1))
+    # pushpull whose outs are the other key's values (must not reduce into them early;
+    # keys over FUSE_BYTES, reduced one by one), and one with two outs for a key
+    n = 20_000
+    kv.init(['x', 'y'], [mx.nd.zeros((n,)), mx.nd.zeros((n,))])
+    x, y = mx.nd.full((n,), 1.0 + rank), mx.nd.full((n,), 10.0 * (rank + 1))
     kv.pushpull(['x', 'y'], [x, y], out=[y, x])
     arrays['swapped_outs'] = np.stack([y.asnumpy(), x.asnumpy()])
-    outs = [mx.nd.zeros((3,)), mx.nd.zeros((3,))]
-    kv.pushpull('x', mx.nd.full((3,), 2.0), out=outs)
-    arrays['two_outs'] = np.stack([o.asnumpy() for o in outs] + [pulled(kv, 'x', (3,))])
+    outs = [mx.nd.zeros((n,)), mx.nd.zeros((n,))]
+    kv.pushpull('x', mx.nd.full((n,), 2.0), out=outs)
+    arrays['two_outs'] = np.stack([o.asnumpy() for o in outs] + [pulled(kv, 'x', (n,))])
     # many small keys of three dtypes, pushed together (fused by dtype)
     names = [f's{i}' for i in range(300)]
     dtypes = ['float32', 'float64', 'int32']
