@@ -97,9 +97,17 @@ def infer_reshape(tuple src, tuple target, bint reverse=False):
     """MXNet's Reshape: 0 copies a dim, -1 infers one, -2 copies the rest, -3 merges two,
     -4 splits one into the next two values (one may be -1)."""
     cdef int64_t total = _prod(src)
+    cdef bint plain = True
     for t in target:
+        if type(t) is int:
+            if t <= 0:
+                plain = False
+            continue
+        plain = False
         if isinstance(t, bool) or not isinstance(t, numbers.Integral):
             raise TypeError(f"reshape: shape must contain integers, got {target!r}")
+    if plain and not reverse and _prod(target) == total:
+        return target         # the common case: explicit positive sizes
     if reverse:
         res = infer_reshape(src[::-1], target[::-1], False)
         return tuple(res[::-1])

@@ -1,5 +1,7 @@
 """Loss layers: their backward ignores the head gradient (MXNet's output layers) unless
 stated, and the label gets no gradient."""
+import math
+
 import numpy as np
 
 from mxcy import _ndarray
@@ -9,7 +11,7 @@ from mxcy.operator._spec import OpSpec, register_op, unify_shape
 
 
 def _prod(shape):
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+    return math.prod(shape)
 
 
 def _zero_label_grad(req, in_grads):

@@ -1,4 +1,6 @@
 """Neural-network layers: FullyConnected (more layers join this family file)."""
+import math
+
 import numpy as np
 
 from mxcy._ops import BINARY_OPS
@@ -11,7 +13,7 @@ _ADD = BINARY_OPS['add']
 
 
 def _prod(shape):
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+    return math.prod(shape)
 
 
 @register_op

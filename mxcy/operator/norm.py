@@ -26,6 +26,8 @@ moving = moving·momentum + batch·(1 − momentum) (MXNet's CPU code does this 
 cuDNN in forward; forward also serves a forward-only pass that refreshes the statistics).
 Otherwise it uses moving_mean/moving_var, and backward treats them as constants.
 """
+import math
+
 import numpy as np
 
 from mxcy import _ndarray
@@ -34,7 +36,7 @@ from mxcy.operator._spec import OpSpec, register_op, unify_shape
 
 
 def _prod(shape):
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+    return math.prod(shape)
 
 
 def _store(out, value, req):
