@@ -1,8 +1,6 @@
 """Neural-network layers: FullyConnected (more layers join this family file)."""
 import math
 
-import numpy as np
-
 from mxcy._ops import BINARY_OPS
 from mxcy import _ndarray
 from mxcy.operator._compute import gemm, ones_vector, assign
