@@ -1,29 +1,37 @@
-"""``mx.nd``: imperative, asynchronous arrays."""
+"""``mx.nd``: imperative, asynchronous arrays.
+
+Every registered operator (``sum``, ``dot``, ``concat``, ``FullyConnected`` ...) is a
+function generated from its registry record (`mxcy.ndarray._gen`), the same record
+``mx.sym`` is built from. The hand-written functions imported below are the ones that are
+not operators: constructors, I/O, random sampling, MXNet's ufunc-style dispatchers
+(``add``, ``maximum`` ...: they call the generated ``broadcast_*``/``*_scalar`` ops) and
+a few functions without a registry record yet.
+"""
 from mxcy._ndarray import NDArray, empty, full, zeros, ones, push_numpy
-from mxcy.ndarray.utils import array, arange, waitall, zeros_like, ones_like, concatenate
+from mxcy.ndarray.utils import array, arange, waitall, concatenate
 from mxcy.ndarray.io import save, load, load_frombuffer
 from mxcy.ndarray import random
 from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
                                  random_exponential, random_gamma, random_poisson,
                                  sample_uniform, sample_normal, sample_gamma, sample_poisson)
-
-from mxcy.ndarray import elemwise as _elemwise, reduce as _reduce, shaping as _shaping
-from mxcy.ndarray import indexing as _indexing, linalg as _linalg
-from mxcy.ndarray.elemwise import *  # noqa: F401,F403  (exports listed in __all__)
-from mxcy.ndarray.reduce import *  # noqa: F401,F403
-from mxcy.ndarray.shaping import *  # noqa: F401,F403
-from mxcy.ndarray.indexing import *  # noqa: F401,F403
-from mxcy.ndarray.linalg import *  # noqa: F401,F403
+from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
+                                   minimum, equal, not_equal, greater, greater_equal, lesser,
+                                   lesser_equal)
+from mxcy.ndarray.shaping import (reshape_like, shape_array, size_array, slice_like, pad,
+                                  depth_to_space, space_to_depth)
+from mxcy.ndarray.indexing import diag
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'waitall',
-           'zeros_like', 'ones_like', 'concatenate', 'push_numpy']
+           'concatenate', 'push_numpy', 'save', 'load', 'load_frombuffer', 'random',
+           'random_uniform', 'random_normal', 'random_randint', 'random_exponential',
+           'random_gamma', 'random_poisson', 'sample_uniform', 'sample_normal',
+           'sample_gamma', 'sample_poisson',
+           'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
+           'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
+           'reshape_like', 'shape_array', 'size_array', 'slice_like',
+           'pad', 'depth_to_space', 'space_to_depth', 'diag']
 
-__all__ += (_elemwise.__all__ + _reduce.__all__ + _shaping.__all__ + _indexing.__all__ +
-            _linalg.__all__)
-__all__ += ['save', 'load', 'load_frombuffer', 'random', 'random_uniform', 'random_normal',
-            'random_randint', 'random_exponential', 'random_gamma', 'random_poisson',
-            'sample_uniform', 'sample_normal', 'sample_gamma', 'sample_poisson']
-
-# mx.nd.<Op> for every registered operator not defined above (FullyConnected, ...)
-from mxcy.ndarray import _gen as _opgen  # noqa: E402
+# mx.nd.<Op> for every registered operator (FullyConnected, sum, dot, concat, ...)
+from mxcy.ndarray import _gen as _opgen
 _opgen.install(globals())
+__all__ += [n for n in _opgen._FUNCTIONS if not n.startswith('_')]

@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 
 from mxcy import _engine
-from mxcy._ndarray import NDArray, empty, from_numpy_copy, full, push_numpy
+from mxcy._ndarray import NDArray, empty, from_numpy_copy, push_numpy
 from mxcy.base import mx_real_t
 
 
@@ -53,14 +53,6 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None,
     if repeat > 1:
         values = np.repeat(values, repeat)
     return from_numpy_copy(values.astype(dtype), ctx, dtype)
-
-
-def zeros_like(data, **kwargs):
-    return full(data.shape, 0, data.context, data.dtype)
-
-
-def ones_like(data, **kwargs):
-    return full(data.shape, 1, data.context, data.dtype)
 
 
 def concatenate(arrays, axis=0, always_copy=True):

@@ -46,7 +46,7 @@ class Sequential(Block):
         return iter(self._layers)
 
     def __repr__(self):
-        lines = [f"  ({i}): {getattr(layer, '__name__', None) or layer!r}"
+        lines = [f"  ({i}): {layer.__name__ if hasattr(layer, '__name__') else repr(layer)}"
                  for i, layer in enumerate(self._layers)]
         return f"{type(self).__name__}(\n" + '\n'.join(lines) + "\n)"
 

@@ -19,6 +19,10 @@ class ParamError(ValueError):
     """A parameter value that does not fit its declaration."""
 
 
+class ParamTypeError(ParamError, TypeError):
+    """A parameter value of the wrong type (also a TypeError, as Python's convention)."""
+
+
 def _parse_literal(text):
     try:
         return ast.literal_eval(text.strip())
@@ -32,7 +36,7 @@ def _as_int(op, name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ParamError(f"{op}: parameter '{name}' expects an integer, got {value!r}")
+        raise ParamTypeError(f"{op}: parameter '{name}' expects an integer, got {value!r}")
     return int(value)
 
 
@@ -40,7 +44,7 @@ def _as_float(op, name, value):
     if isinstance(value, str):
         value = _parse_literal(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParamError(f"{op}: parameter '{name}' expects a number, got {value!r}")
+        raise ParamTypeError(f"{op}: parameter '{name}' expects a number, got {value!r}")
     return float(value)
 
 
@@ -51,11 +55,11 @@ def _as_bool(op, name, value):
             return True
         if low in ('false', '0'):
             return False
-        raise ParamError(f"{op}: parameter '{name}' expects a boolean, got {value!r}")
+        raise ParamTypeError(f"{op}: parameter '{name}' expects a boolean, got {value!r}")
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral)
                                                and value in (0, 1)):
         return bool(value)
-    raise ParamError(f"{op}: parameter '{name}' expects a boolean, got {value!r}")
+    raise ParamTypeError(f"{op}: parameter '{name}' expects a boolean, got {value!r}")
 
 
 def _as_shape(op, name, value):
@@ -73,16 +77,16 @@ def _as_shape(op, name, value):
                 if v is None:
                     out.append(None)
                     continue
-                raise ParamError(f"{op}: parameter '{name}' expects a tuple of integers, "
+                raise ParamTypeError(f"{op}: parameter '{name}' expects a tuple of integers, "
                                  f"got {value!r}")
             out.append(int(v))
         return tuple(out)
-    raise ParamError(f"{op}: parameter '{name}' expects a tuple of integers, got {value!r}")
+    raise ParamTypeError(f"{op}: parameter '{name}' expects a tuple of integers, got {value!r}")
 
 
 def _as_str(op, name, value):
     if not isinstance(value, str):
-        raise ParamError(f"{op}: parameter '{name}' expects a string, got {value!r}")
+        raise ParamTypeError(f"{op}: parameter '{name}' expects a string, got {value!r}")
     return value
 
 
@@ -117,7 +121,7 @@ class Param:
         if value is None or (self.optional and value in ('None', '')):
             if self.optional:
                 return None
-            raise ParamError(f"{op}: parameter '{self.name}' must not be None")
+            raise ParamTypeError(f"{op}: parameter '{self.name}' expects a value, got None")
         if self.kind == 'any':
             return value
         value = _COERCE[self.kind](op, self.name, value)

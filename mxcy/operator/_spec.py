@@ -29,6 +29,9 @@ class OpSpec:
     backward_needs = ('out_grads', 'inputs', 'outputs')
     # None: arguments() is fixed; else the parameter that gives the number of inputs
     variadic = None
+    # names and inference depend only on (params, input shapes/dtypes), so callers may
+    # cache them (mx.nd does); False for ops that run user code (Custom)
+    pure_inference = True
 
     # ------------------------------------------------------------ names
     def arguments(self, p):

@@ -196,6 +196,7 @@ class Custom(OpSpec):
     name = 'Custom'
     params = _CustomSchema()
     backward_needs = ('out_grads', 'inputs', 'outputs')
+    pure_inference = False      # the user's prop decides (and may be re-registered)
 
     # ------------------------------------------------------------ the user's prop
     def prop(self, p):

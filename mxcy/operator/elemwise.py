@@ -2,8 +2,10 @@
 
 Binary rows give the kernel code and the gradient of each operand as a function of
 (dy, x, y, out) built from NDArray arithmetic (pushed, never waited on). Broadcast ops
-sum each gradient back to its operand's shape. Scalar rows take ``scalar``; unary rows
-give the kernel code and the derivative.
+sum each gradient back to its operand's shape; elemwise_* (the _Plus ... rows) need equal
+shapes. Scalar rows take ``scalar``. Unary rows give the kernel code, or a NumPy function
+run inside one op where there is no kernel (arcsin ..., MXNet's rint), and the derivative;
+integer inputs of NumPy rows compute in float64 and truncate back, as MXNet casts.
 """
 import numpy as np
 
@@ -12,14 +14,14 @@ from mxcy._ops import BINARY_OPS, UNARY_OPS, GRAD_OPS, push_grad
 from mxcy.operator._compute import assign
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
+from mxcy.operator.tensor import push_value
 
 
 def _zeros_like(x):
     return _ndarray.full(x.shape, 0, x.context, x.dtype)
 
 
-def _binary(code):
-    return lambda x, y, out: _ndarray.binary(x, y, BINARY_OPS[code], out=out)
+_OVERWRITE = ('write', 'inplace')
 
 
 # name, aliases, kernel, (d/dx, d/dy) as functions of (dy, x, y, out)
@@ -68,11 +70,11 @@ def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to `shape` (MXNet's ReduceAxes for broadcast ops)."""
     if g.shape == tuple(shape):
         return g
-    from mxcy.ndarray.reduce import sum as nd_sum
+    from mxcy.ndarray._gen import function
     lead = len(g.shape) - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
                                       if d == 1 and g.shape[lead + i] != 1)
-    return nd_sum(g, axis=axes, keepdims=False).reshape(tuple(shape))
+    return function('sum')(g, axis=axes, keepdims=False).reshape(tuple(shape))
 
 
 class _BinaryOp(OpSpec):
@@ -94,12 +96,19 @@ class _BinaryOp(OpSpec):
                 raise self.shape_error('rhs', f'a shape broadcastable with lhs {tuple(lhs)}',
                                        tuple(rhs)) from None
             return [tuple(lhs), tuple(rhs)], [tuple(out)], []
+        if lhs is not None and rhs is not None and tuple(lhs) != tuple(rhs):
+            raise self.shape_error('rhs', tuple(lhs), tuple(rhs),
+                                   'lhs and rhs must have the same shape; the broadcast_* '
+                                   'operators broadcast')
         shape = unify_shape(self, 'rhs', lhs, rhs)
         return [shape, shape], [shape], []
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        f = _binary(self.code)
-        assign(outs[0], lambda out: f(ins[0], ins[1], out), req[0])
+        code = BINARY_OPS[self.code]
+        if req[0] in _OVERWRITE:
+            _ndarray.binary(ins[0], ins[1], code, out=outs[0])
+        else:
+            assign(outs[0], lambda out: _ndarray.binary(ins[0], ins[1], code, out=out), req[0])
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         dy, x, y = out_grads[0], ins[0], ins[1]
@@ -169,7 +178,11 @@ class _ScalarOp(OpSpec):
 
     def forward(self, p, is_train, req, ins, outs, aux):
         code = BINARY_OPS[self.code]
-        assign(outs[0], lambda out: _ndarray.binary(ins[0], p.scalar, code, out=out), req[0])
+        if req[0] in _OVERWRITE:
+            _ndarray.binary(ins[0], p.scalar, code, out=outs[0])
+        else:
+            assign(outs[0], lambda out: _ndarray.binary(ins[0], p.scalar, code, out=out),
+                   req[0])
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         value = self.grad(out_grads[0], ins[0], p.scalar, outs[0])
@@ -184,8 +197,23 @@ for _name, _aliases, _code, _grad in _SCALAR_ROWS:
 
 
 # ---------------------------------------------------------------- unary ops
-# name, aliases, kernel, gradient: a grad-kernel code with 'x'/'y' (what it reads), a
-# function of (dy, x, out), or None for a zero gradient
+# NOTE: rint follows MXNet, not NumPy: halves go down (rint(2.5) = 2, rint(-2.5) = -3);
+# round (the kernel) takes halves away from zero.
+def _rint_half_down(x):
+    f = np.floor(x)
+    return np.where(x - f <= 0.5, f, f + 1)
+
+
+class _Np:
+    """A row's NumPy function (forward f(x), or gradient f(x, y, dy)), run inside one op."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+# name, aliases, kernel (a UNARY_OPS code, or _Np(f) for NumPy), gradient: a grad-kernel
+# code with 'x'/'y' (what it reads), a function of (dy, x, out) on NDArrays, _Np(f(x, y,
+# dy)), or None for a zero gradient
 _UNARY_ROWS = [
     ('negative', ('_negative',), 'negative', lambda dy, x, o: -dy),
     ('abs', (), 'abs', ('abs', 'x')),
@@ -209,12 +237,31 @@ _UNARY_ROWS = [
     ('cos', (), 'cos', lambda dy, x, o: -dy * _ndarray.unary(x, UNARY_OPS['sin'])),
     ('tan', (), 'tan', lambda dy, x, o: dy * (o * o + 1)),
     ('arctan', (), 'arctan', lambda dy, x, o: dy / (x * x + 1)),
+    ('arcsin', (), _Np(np.arcsin), _Np(lambda x, y, dy: dy / np.sqrt(1 - x * x))),
+    ('arccos', (), _Np(np.arccos), _Np(lambda x, y, dy: -dy / np.sqrt(1 - x * x))),
+    ('sinh', (), _Np(np.sinh), _Np(lambda x, y, dy: dy * np.cosh(x))),
+    ('cosh', (), _Np(np.cosh), _Np(lambda x, y, dy: dy * np.sinh(x))),
+    ('arcsinh', (), _Np(np.arcsinh), _Np(lambda x, y, dy: dy / np.sqrt(x * x + 1))),
+    ('arccosh', (), _Np(np.arccosh), _Np(lambda x, y, dy: dy / np.sqrt(x * x - 1))),
+    ('arctanh', (), _Np(np.arctanh), _Np(lambda x, y, dy: dy / (1 - x * x))),
+    ('degrees', (), _Np(np.degrees), _Np(lambda x, y, dy: dy * (180 / np.pi))),
+    ('radians', (), _Np(np.radians), _Np(lambda x, y, dy: dy * (np.pi / 180))),
     ('floor', (), 'floor', None),
     ('ceil', (), 'ceil', None),
     ('round', (), 'round', None),
-    ('rint', (), 'round', None),
+    ('rint', (), _Np(_rint_half_down), None),
     ('trunc', ('fix',), 'trunc', None),
 ]
+
+
+def _numpy_unary(f, name):
+    """out := f(x); integer inputs compute in float64 and truncate back (MXNet's cast)."""
+    def run(x):
+        with np.errstate(all='ignore'):     # NaN/inf as the math gives, cast quietly
+            y = f(x.astype(np.float64) if x.dtype.kind in 'iu' else x)
+            return np.asarray(y).astype(x.dtype, copy=False)
+    run.__name__ = name
+    return run
 
 
 class _UnaryOp(OpSpec):
@@ -222,14 +269,23 @@ class _UnaryOp(OpSpec):
     grad = None
 
     def forward(self, p, is_train, req, ins, outs, aux):
+        if isinstance(self.code, _Np):
+            push_value(_numpy_unary(self.code.fn, self.name), ins, outs[0], req[0], self.name)
+            return
         code = UNARY_OPS[self.code]
-        assign(outs[0], lambda out: _ndarray.unary(ins[0], code, out=out), req[0])
+        if req[0] in _OVERWRITE:
+            _ndarray.unary(ins[0], code, out=outs[0])
+        else:
+            assign(outs[0], lambda out: _ndarray.unary(ins[0], code, out=out), req[0])
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         dy, x, y = out_grads[0], ins[0], outs[0]
         if isinstance(self.grad, tuple):
             code, reads = self.grad
             push_grad(GRAD_OPS[code], x if reads == 'x' else y, dy, in_grads[0], req[0])
+            return
+        if isinstance(self.grad, _Np):
+            push_value(self.grad.fn, [x, y, dy], in_grads[0], req[0], self.name + '_backward')
             return
         value = self.grad(dy, x, y)
         assign(in_grads[0], lambda out: out.__setitem__(slice(None), value), req[0])
@@ -239,4 +295,4 @@ for _name, _aliases, _code, _grad in _UNARY_ROWS:
     _base = (_UnaryOp,) if _grad else (_ZeroGrad, _UnaryOp)
     register_op(type(_name, _base, {'name': _name, 'aliases': _aliases, 'code': _code,
                                     'grad': staticmethod(_grad) if callable(_grad) else _grad,
-                                    '__doc__': f"Elementwise {_code}(data)."}))
+                                    '__doc__': f"Elementwise {_name}(data)."}))

@@ -218,7 +218,7 @@ class SliceOp(_SliceOp):
     name = 'slice'
     aliases = ('crop',)
     params = ParamSchema(Param('begin', 'shape'), Param('end', 'shape'),
-                         Param('step', 'shape', ()))
+                         Param('step', 'shape', (), optional=True))
 
     def _key(self, p, s):
         begin, end = tuple(p.begin), tuple(p.end)
@@ -324,7 +324,8 @@ class pick(_GatherTypes, OpSpec):
     """out[i, j] = data[i, index[i, j], j] along ``axis``: `index` has data's shape without
     the axis (or with it as size 1); backward adds the head gradient at the picked spots."""
     name = 'pick'
-    params = ParamSchema(Param('axis', 'int', -1), Param('keepdims', 'bool', False),
+    params = ParamSchema(Param('axis', 'int', -1, optional=True),
+                         Param('keepdims', 'bool', False),
                          Param('mode', 'str', 'clip', choices=('clip', 'wrap')))
     backward_needs = ('out_grads', 'inputs')
 
@@ -332,6 +333,9 @@ class pick(_GatherTypes, OpSpec):
         return ['data', 'index']
 
     def infer_shape(self, p, in_shapes):
+        if p.axis is None:
+            raise ValueError(f"{self.name}: parameter 'axis'=None (picking from the "
+                             "flattened input) is not supported; give an axis")
         d, idx = (None if s is None else tuple(s) for s in in_shapes)
         if d is None:
             return [d, idx], [None], []

@@ -69,9 +69,12 @@ class _Reduce(OpSpec):
             return [None], [None], []
         s = tuple(s)
         axes, out, _ = self._shapes(p, s)
-        if self.nonempty and (any(s[a] == 0 for a in axes) or prod(s) == 0):
-            raise self.shape_error('data', 'non-empty reduced axes', s,
-                                   f'{self.name} of an empty set is undefined')
+        if self.nonempty:
+            empty = [a for a in axes if s[a] == 0]
+            if empty:
+                raise self.shape_error('data', 'non-empty reduced axes', s,
+                                       f'cannot reduce axis {empty[0]} of size 0: '
+                                       f'{self.name} of an empty set is undefined')
         return [s], [out], []
 
     def forward(self, p, is_train, req, ins, outs, aux):
@@ -143,7 +146,9 @@ class Norm(_Reduce):
         order = p.ord
 
         def fn(x):
-            x = x.astype(np.float64) if x.dtype.kind != 'f' else x
+            # NOTE: float16 and integers accumulate in float64 (a float16 sum of squares
+            # overflows at 65504)
+            x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
             r = np.sum(np.abs(x), axis=axes) if order == 1 else \
                 np.sqrt(np.sum(np.square(x), axis=axes))
             return np.asarray(r).reshape(out)
@@ -242,7 +247,10 @@ class _SortBase(OpSpec):
     def _k(self, p, s):
         n = prod(s) if p.axis is None else s[self._axis(p, s)]
         k = getattr(p, 'k', 0)
-        return n if k <= 0 or k > n else k
+        if k > n:
+            raise self.shape_error('data', f'at least k={k} elements along axis {p.axis}', s,
+                                   f'k={k} is larger than the {n} elements there')
+        return n if k <= 0 else k
 
     def _value_shape(self, p, s):
         if p.axis is None:
@@ -413,6 +421,7 @@ def _softmax_grad_np(y, dy, axis, t, log, dtype):
 
 class _SoftmaxBase(OpSpec):
     log = False
+    negate = False      # softmin: softmax of -x
     backward_needs = ('out_grads', 'outputs')
     inplace_ok = True
 
@@ -420,6 +429,8 @@ class _SoftmaxBase(OpSpec):
         return ['data', 'length'] if getattr(p, 'use_length', False) else ['data']
 
     def infer_shape(self, p, in_shapes):
+        if p.temperature == 0:
+            raise ValueError(f"{self.name}: parameter 'temperature' must not be zero")
         s = in_shapes[0]
         if s is None:
             return list(in_shapes), [None], []
@@ -443,19 +454,25 @@ class _SoftmaxBase(OpSpec):
         x, y = ins[0], outs[0]
         ax = check_axis(self, p.axis, x.shape)
         t = 1.0 if p.temperature is None else p.temperature
-        if len(ins) == 1 and x.dtype == y.dtype and np.dtype(x.dtype).name in _BLAS:
+        if len(ins) == 1 and x.dtype == y.dtype and np.dtype(x.dtype).name in _BLAS and \
+                not self.negate:
             from mxcy._ops import push_softmax
             push_softmax(x, y, ax, t, self.log, None, req[0])
             return
-        log, odtype = self.log, np.dtype(y.dtype)
+        log, odtype, name, sign = self.log, np.dtype(y.dtype), self.name, \
+            (-1 if self.negate else 1)
 
         def value(x, *length):
             mask = None
             if length:
                 n = x.shape[ax]
                 lens = np.expand_dims(length[0].reshape(x.shape[:ax] + x.shape[ax + 1:]), ax)
+                if lens.size and (lens.min() < 0 or lens.max() > n):
+                    raise ValueError(f"{name}: length values must be in [0, {n}] (the size "
+                                     f"of axis {ax}), got values from {lens.min()} to "
+                                     f"{lens.max()}")
                 mask = np.arange(n).reshape((n,) + (1,) * (x.ndim - ax - 1)) < lens
-            return _softmax_np(x, ax, t, log, odtype, mask)
+            return _softmax_np(x * sign if sign < 0 else x, ax, t, log, odtype, mask)
         push_value(value, ins, y, req[0], self.name)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
@@ -466,13 +483,22 @@ class _SoftmaxBase(OpSpec):
             zero_grads(req, in_grads, which=(1,))
         if dx is None or req[0] == 'null':
             return
-        if y.dtype == dx.dtype == dy.dtype and np.dtype(y.dtype).name in _BLAS:
+        if y.dtype == dx.dtype == dy.dtype and np.dtype(y.dtype).name in _BLAS and \
+                not self.negate:
             from mxcy._ops import push_softmax
             push_softmax(y, dx, ax, t, self.log, dy, req[0])
             return
         log, dtype = self.log, np.dtype(dx.dtype)
+        t = -t if self.negate else t        # d softmax(-x/t) / dx = -(d softmax(z/t) / dz)
         push_value(lambda y, g: _softmax_grad_np(y, g, ax, t, log, dtype), [y, dy], dx,
                    req[0], self.name + '_backward')
+
+
+_SOFTMAX_PARAMS = ParamSchema(Param('axis', 'int', -1),
+                              Param('temperature', 'float', None, optional=True),
+                              Param('dtype', 'dtype', None, optional=True,
+                                    choices=('float16', 'float32', 'float64')),
+                              Param('use_length', 'bool', False))
 
 
 @register_op
@@ -482,26 +508,28 @@ class softmax(_SoftmaxBase):
     (data's shape without the axis) keeps the first length entries of each row, the rest
     0. Backward: dx = y (dy − Σ dy·y) / t."""
     name = 'softmax'
-    params = ParamSchema(Param('axis', 'int', -1),
-                         Param('temperature', 'float', None, optional=True),
-                         Param('dtype', 'dtype', None, optional=True,
-                               choices=('float16', 'float32', 'float64')),
-                         Param('use_length', 'bool', False))
+    params = _SOFTMAX_PARAMS
+
+
+class _NoLength(_SoftmaxBase):
+    def arguments(self, p):
+        if p.use_length:
+            raise ValueError(f"{self.name}: use_length=True is not supported (only softmax "
+                             "takes a length input)")
+        return ['data']
 
 
 @register_op
-class log_softmax(_SoftmaxBase):
+class log_softmax(_NoLength):
     """log(softmax(x/t)) along ``axis``. Backward: dx = (dy − exp(y) Σ dy) / t."""
     name = 'log_softmax'
     log = True
-    params = ParamSchema(Param('axis', 'int', -1),
-                         Param('temperature', 'float', None, optional=True),
-                         Param('dtype', 'dtype', None, optional=True,
-                               choices=('float16', 'float32', 'float64')),
-                         Param('use_length', 'bool', False))
+    params = _SOFTMAX_PARAMS
 
-    def arguments(self, p):
-        if p.use_length:
-            raise ValueError(f"{self.name}: use_length=True is not supported (the masked "
-                             "entries would be -inf); use softmax with use_length")
-        return ['data']
+
+@register_op
+class softmin(_NoLength):
+    """softmax(−x/t) along ``axis``. Backward: dx = −y (dy − Σ dy·y) / t."""
+    name = 'softmin'
+    negate = True
+    params = _SOFTMAX_PARAMS

@@ -308,7 +308,7 @@ class _PermuteOp(OpSpec):
 class transpose(_PermuteOp):
     """Permute the axes by ``axes`` (reverse them when axes is ())."""
     name = 'transpose'
-    params = ParamSchema(Param('axes', 'shape', ()))
+    params = ParamSchema(Param('axes', 'shape', (), optional=True))
 
     def _perm(self, p, shape):
         if not p.axes:

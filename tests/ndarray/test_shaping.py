@@ -43,7 +43,7 @@ def test_reshape_is_a_copy_with_mxnet_codes(dtype):
     r = mx.nd.reshape(a, shape=(24,))
     r[:] = 0
     check(a, x)                     # the input is untouched
-    with pytest.raises(ValueError, match="reshape: cannot reshape"):
+    with pytest.raises(ValueError, match="reshape: .*cannot reshape"):
         mx.nd.reshape(a, shape=(5, -1))
     check(mx.nd.reshape_like(a, mx.nd.ones((6, 4))), x.reshape(6, 4))
     with pytest.raises(ValueError, match=r"reshape_like: lhs \(2, 3, 4\) has 24 elements"):
@@ -58,7 +58,7 @@ def test_transpose(axes, dtype):
     if axes is None:
         check(a.T, x.T)
         check(a.transpose(), x.T)
-    with pytest.raises(ValueError, match=r"transpose: axes \(0, 0, 1\) must be a permutation"):
+    with pytest.raises(ValueError, match=r"transpose: parameter 'axes'=\(0, 0, 1\) is not a permutation"):
         mx.nd.transpose(a, axes=(0, 0, 1))
 
 
@@ -69,7 +69,7 @@ def test_swapaxes_expand_dims_flatten_squeeze():
     check(a.swapaxes(1, 2), np.swapaxes(x, 1, 2))
     for axis in (0, 3, -1, -4):
         check(mx.nd.expand_dims(a, axis=axis), np.expand_dims(x, axis))
-    with pytest.raises(ValueError, match=r"expand_dims: axis=4 is out of range .* -4 to 3"):
+    with pytest.raises(ValueError, match=r"expand_dims: parameter 'axis'=4 is out of range .* -4 to 3"):
         mx.nd.expand_dims(a, axis=4)
     check(mx.nd.flatten(a), x.reshape(2, 12))
     check(mx.nd.Flatten(a), x.reshape(2, 12))
@@ -80,7 +80,7 @@ def test_swapaxes_expand_dims_flatten_squeeze():
     check(mx.nd.squeeze(b, axis=2), y.reshape(1, 3))
     check(mx.nd.squeeze(b, axis=(0, -1)), y.reshape(3))
     check(mx.nd.squeeze(mx.nd.ones((1, 1))), np.ones((1,), np.float32))
-    with pytest.raises(ValueError, match=r"squeeze: axis 1 has size 3, not 1"):
+    with pytest.raises(ValueError, match=r"squeeze: .*'data': expected size 1 on axis 1, given \(1, 3, 1\)"):
         mx.nd.squeeze(b, axis=1)
 
 
@@ -97,12 +97,12 @@ def test_concat_defaults_to_dim_1(dtype):
 
 def test_concat_errors():
     a = mx.nd.ones((2, 3, 4))
-    with pytest.raises(ValueError, match=r"concat: data\[1\] has shape \(2, 3, 5\), data\[0\] "
-                                         r"has \(2, 3, 4\): only dim 1 may differ"):
+    with pytest.raises(ValueError, match=r"concat: .*'arg1': expected \(2, \*, 4\), given "
+                                         r"\(2, 3, 5\) \(only dim 1 may differ"):
         mx.nd.concat(a, mx.nd.ones((2, 3, 5)))
-    with pytest.raises(ValueError, match=r"concat: dim=1 is out of range for an array of 1 "):
+    with pytest.raises(ValueError, match=r"concat: parameter 'dim'=1 is out of range for input shape \(3,\)"):
         mx.nd.concat(mx.nd.ones((3,)), mx.nd.ones((2,)))
-    with pytest.raises(TypeError, match=r"concat: data\[1\] has dtype float64"):
+    with pytest.raises(TypeError, match=r"concat: argument 'arg1' has dtype float64"):
         mx.nd.concat(a, mx.nd.ones((2, 3, 4), dtype='float64'))
     with pytest.raises(ValueError, match="concat: needs at least one array"):
         mx.nd.concat()
@@ -112,7 +112,7 @@ def test_concat_errors():
 def test_stack(axis):
     x, a = arr((2, 3, 4))
     check(mx.nd.stack(a, a * 2, axis=axis), np.stack([x, x * 2], axis=axis))
-    with pytest.raises(ValueError, match=r"stack: data\[1\] has shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"stack: .*'arg1': expected \(2, 3, 4\), given \(2, 3\)"):
         mx.nd.stack(a, mx.nd.ones((2, 3)), axis=axis)
 
 
@@ -135,13 +135,14 @@ def test_split_returns_a_list_along_axis_1(dtype):
 
 def test_split_errors():
     a = mx.nd.ones((2, 3, 4))
-    with pytest.raises(ValueError, match=r"split: axis 1 .* size 3, which num_outputs=2 "
-                                         r"does not divide evenly"):
+    with pytest.raises(ValueError, match=r"split: .*'data': expected axis 1 size divisible "
+                                         r"by num_outputs=2, given \(2, 3, 4\)"):
         mx.nd.split(a, num_outputs=2)
-    with pytest.raises(ValueError, match=r"split: squeeze_axis=True needs axis 2 of size "
-                                         r"num_outputs=2, got size 4"):
+    with pytest.raises(ValueError, match=r"split: .*'data': expected axis 2 of size "
+                                         r"num_outputs=2, given \(2, 3, 4\) "
+                                         r"\(squeeze_axis=True\)"):
         mx.nd.split(a, num_outputs=2, axis=2, squeeze_axis=True)
-    with pytest.raises(ValueError, match="split: num_outputs must be >= 1"):
+    with pytest.raises(ValueError, match="split: parameter 'num_outputs' must be >= 1, got 0"):
         mx.nd.split(a, num_outputs=0)
 
 
@@ -161,11 +162,11 @@ def test_slice_follows_python_slicing(begin, end, step):
 
 def test_slice_errors():
     a = mx.nd.ones((2, 3))
-    with pytest.raises(ValueError, match="slice: 3 axes given for an array of shape"):
+    with pytest.raises(ValueError, match=r"slice: .*'data': expected at least 3 dimensions"):
         mx.nd.slice(a, begin=(0, 0, 0), end=(1, 1, 1))
-    with pytest.raises(ValueError, match="slice: step must not contain 0"):
+    with pytest.raises(ValueError, match="slice: parameter 'step' must not contain 0"):
         mx.nd.slice(a, begin=(0,), end=(1,), step=(0,))
-    with pytest.raises(ValueError, match="slice: begin .* must have the same length"):
+    with pytest.raises(ValueError, match="slice: parameters begin=.* must have the same length"):
         mx.nd.slice(a, begin=(0, 0), end=(1,))
 
 
@@ -180,9 +181,9 @@ def test_slice_axis(axis, begin, end):
 
 def test_slice_axis_errors_and_slice_like():
     x, a = arr((2, 3, 4))
-    with pytest.raises(ValueError, match=r"slice_axis: begin=1, end=5 .* axis 1 of size 3"):
+    with pytest.raises(ValueError, match=r"slice_axis: .*'data': expected axis 1 holding begin=1, end=5"):
         mx.nd.slice_axis(a, axis=1, begin=1, end=5)
-    with pytest.raises(ValueError, match=r"slice_axis: begin=2, end=1"):
+    with pytest.raises(ValueError, match=r"slice_axis: .*begin=2, end=1"):
         mx.nd.slice_axis(a, axis=1, begin=2, end=1)
     check(mx.nd.slice_like(a, mx.nd.ones((1, 2, 3))), x[:1, :2, :3])
     check(mx.nd.slice_like(a, mx.nd.ones((5, 2)), axes=(1,)), x[:, :2])
@@ -197,7 +198,7 @@ def test_slice_axis_errors_and_slice_like():
 def test_tile(reps):
     x, a = arr((2, 3))
     check(mx.nd.tile(a, reps=reps), np.tile(x, reps))
-    with pytest.raises(ValueError, match="tile: reps must be non-negative"):
+    with pytest.raises(ValueError, match="tile: parameter 'reps' must be non-negative"):
         mx.nd.tile(a, reps=(-1,))
 
 
