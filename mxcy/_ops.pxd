@@ -158,5 +158,22 @@ cdef struct SoftmaxArgs:
     int req             # 1 write, 2 add
     double temperature
 
+cdef struct SoftmaxOutputGradArgs:
+    char* y             # the forward output (probabilities), (outer, length, inner)
+    char* label         # class indices as floats, (outer, inner)
+    char* dx
+    int64_t outer
+    int64_t length
+    int64_t inner
+    int dtype
+    int req             # 1 write, 2 add
+    int use_ignore
+    int normalization   # 0 null, 1 batch, 2 valid
+    double ignore_label
+    double scale
+    double smooth_alpha
+    int64_t batch
+
 cdef int grad_kernel(void* args, char* errmsg) noexcept nogil
 cdef int softmax_kernel(void* args, char* errmsg) noexcept nogil
+cdef int softmax_output_grad_kernel(void* args, char* errmsg) noexcept nogil

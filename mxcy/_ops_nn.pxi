@@ -146,6 +146,89 @@ def push_grad(int op, v, dy, dx, str req='write'):
                 FLAG_SMALL if a.n <= 16384 else 0)
 
 
+cdef void softmax_output_grad_typed(SoftmaxOutputGradArgs* a, real_t* y, real_t* label,
+                                    real_t* dx) noexcept nogil:
+    """dx (req) scale · (y − smoothed one_hot(label)) / norm; ignored labels give 0."""
+    cdef int64_t o, i, j, base, L = a.length, S = a.inner, valid = 0, cls
+    cdef double norm = 1.0, g, lab, on = 1.0 - a.smooth_alpha
+    cdef double off = a.smooth_alpha / (L - 1) if L > 1 else 0.0
+    cdef int skip
+    for o in range(a.outer):
+        for j in range(S):
+            lab = label[o * S + j]
+            if not (a.use_ignore and lab == a.ignore_label):
+                valid += 1
+    if a.normalization == 1:
+        norm = <double>a.batch
+    elif a.normalization == 2:
+        norm = <double>(valid if valid > 0 else 1)
+    for o in range(a.outer):
+        for j in range(S):
+            lab = label[o * S + j]
+            skip = a.use_ignore and lab == a.ignore_label
+            cls = <int64_t>lab
+            if cls < 0:
+                cls = 0
+            if cls >= L:
+                cls = L - 1
+            base = o * L * S + j
+            for i in range(L):
+                if skip:
+                    g = 0
+                else:
+                    g = (y[base + i * S] - (on if i == cls else off)) * a.scale / norm
+                if a.req == 2:
+                    dx[base + i * S] += <real_t>g
+                else:
+                    dx[base + i * S] = <real_t>g
+
+
+cdef int softmax_output_grad_kernel(void* args, char* errmsg) noexcept nogil:
+    cdef SoftmaxOutputGradArgs* a = <SoftmaxOutputGradArgs*>args
+    if a.dtype == DT_FLOAT32:
+        softmax_output_grad_typed(a, <float*>a.y, <float*>a.label, <float*>a.dx)
+    elif a.dtype == DT_FLOAT64:
+        softmax_output_grad_typed(a, <double*>a.y, <double*>a.label, <double*>a.dx)
+    else:
+        return set_error(errmsg, b"SoftmaxOutput: float32 or float64 only", ERR_VALUE)
+    return 0
+
+
+cdef bytes _B_SOFTMAX_OUTPUT_GRAD = b"SoftmaxOutput_backward"
+
+
+def push_softmax_output_grad(y, label, dx, int axis, double scale, bint use_ignore,
+                             double ignore_label, str normalization, double smooth_alpha,
+                             str req='write'):
+    """Push SoftmaxOutput's gradient (class axis `axis` of y; label has y's shape without
+    that axis, same dtype)."""
+    cdef SoftmaxOutputGradArgs a
+    cdef EVar* reads[2]
+    cdef EVar* w
+    shape = y.shape
+    a.req = _REQ[req]
+    if a.req == 0:
+        return
+    a.outer = int(np.prod(shape[:axis], dtype=np.int64))
+    a.length = shape[axis]
+    a.inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    a.y = nd_ptr(y)
+    a.label = nd_ptr(label)
+    a.dx = nd_ptr(dx)
+    a.dtype = _NP_CODES[np.dtype(y.dtype)]
+    a.use_ignore = use_ignore
+    a.ignore_label = ignore_label
+    a.normalization = {'null': 0, 'batch': 1, 'valid': 2}[normalization]
+    a.scale = scale
+    a.smooth_alpha = smooth_alpha
+    a.batch = shape[0]
+    reads[0] = nd_var(y)
+    reads[1] = nd_var(label)
+    w = nd_var(dx)
+    push_kernel(softmax_output_grad_kernel, &a, sizeof(a), reads, 2, &w, 1, 0,
+                _B_SOFTMAX_OUTPUT_GRAD, FLAG_SMALL if y.size <= 16384 else 0)
+
+
 def push_softmax(x, out, int axis, double temperature=1.0, bint log=False, dy=None,
                  str req='write'):
     """Push softmax(x) along axis into out, or (dy given, x = y) its backward into out."""
