@@ -21,17 +21,28 @@ def load(lib):
     return mx
 
 
+# NumPy's OpenBLAS threads spin for ~0.1-0.2 s after a multithreaded call, taking a core
+# from whatever runs next; a variant that follows a NumPy one waits this long first.
+BLAS_SPIN_GAP = 0.25
+
+
 def best_interleaved(variants, reps):
     """{name: fn} -> {name: best seconds}; each variant runs once per round, in turn, so a
-    library and its NumPy floor see the same machine load."""
-    for fn in variants.values():
+    library and its NumPy floor see the same machine load. Variants named 'np...' or
+    'numpy...' are the NumPy floor: the next variant starts only after BLAS_SPIN_GAP."""
+    def settle(name):
+        if name.startswith(('np', 'numpy')):
+            time.sleep(BLAS_SPIN_GAP)
+    for k, fn in variants.items():
         fn()
+        settle(k)
     best = {k: float('inf') for k in variants}
     for _ in range(reps):
         for k, fn in variants.items():
             t = time.perf_counter()
             fn()
             best[k] = min(best[k], time.perf_counter() - t)
+            settle(k)
     return best
 
 

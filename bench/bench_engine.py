@@ -107,8 +107,9 @@ def best_interleaved(variants, reps):
     so that a library and its NumPy floor see the same machine load (the 2-core machines
     are shared with builds and tests). Keeps the best time of each.
     """
-    for once in variants.values():
+    for k, once in variants.items():
         once()
+        _settle(k)
     best = {k: None for k in variants}
     result = {}
     for _ in range(reps):
@@ -116,7 +117,15 @@ def best_interleaved(variants, reps):
             dt, result[k] = once()
             if best[k] is None or dt < best[k]:
                 best[k] = dt
+            _settle(k)
     return {k: (best[k], result[k]) for k in variants}
+
+
+def _settle(name):
+    """NumPy's OpenBLAS threads spin for ~0.1-0.2 s after a multithreaded GEMM and take a
+    core from whatever runs next: after the NumPy floor, pause before the next variant."""
+    if name.startswith(("np", "numpy")):
+        time.sleep(0.25)
 
 
 def check_close(name, got, ref, rtol=1e-4):

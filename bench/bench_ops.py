@@ -69,10 +69,10 @@ def lenet(mx):
 
 def fig_lenet(mx, lib, reps):
     batch = 100
-    exe = bind(mx, lenet(mx), {'data': (batch, 1, 28, 28)},
-               grad_req={'data': 'null', 'softmax_label': 'null', **{
-                   n: 'write' for n in lenet(mx).list_arguments()
-                   if n not in ('data', 'softmax_label')}})
+    net = lenet(mx)
+    exe = bind(mx, net, {'data': (batch, 1, 28, 28)},
+               grad_req={n: ('null' if n in ('data', 'softmax_label') else 'write')
+                         for n in net.list_arguments()})
     exe.arg_dict['softmax_label'][:] = np.arange(batch) % 10
     grads = [g for g in exe.grad_arrays if g is not None]
 
@@ -161,7 +161,10 @@ def lstm_unrolled(mx, seq, hidden):
 
 def lstm_fused(mx, seq, hidden):
     data = mx.sym.Variable('data')
-    out = mx.sym.RNN(data=data, state_size=hidden, num_layers=1, mode='lstm', name='rnn')
+    params = mx.sym.Variable('rnn_parameters', init=mx.init.Uniform(0.1))
+    out = mx.sym.RNN(data=data, parameters=params, state_size=hidden, num_layers=1,
+                     mode='lstm', name='rnn', state=mx.sym.Variable('rnn_state'),
+                     state_cell=mx.sym.Variable('rnn_state_cell'))
     return mx.sym.MakeLoss(mx.sym.sum(out))
 
 

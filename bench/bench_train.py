@@ -85,7 +85,9 @@ def char_lstm(mx, seq, vocab, hidden, embed, layers):
     label = mx.sym.Variable('softmax_label')
     emb = mx.sym.Embedding(data, input_dim=vocab, output_dim=embed, name='embed')
     tnc = mx.sym.transpose(emb, axes=(1, 0, 2))
-    out = mx.sym.RNN(tnc, state_size=hidden, num_layers=layers, mode='lstm', name='lstm')
+    params = mx.sym.Variable('lstm_parameters', init=mx.init.Uniform(0.1))
+    out = mx.sym.RNN(tnc, parameters=params, state_size=hidden, num_layers=layers,
+                     mode='lstm', name='lstm')
     out = mx.sym.Reshape(mx.sym.transpose(out, axes=(1, 0, 2)), shape=(-1, hidden))
     fc = mx.sym.FullyConnected(out, num_hidden=vocab, name='pred')
     return mx.sym.SoftmaxOutput(fc, mx.sym.Reshape(label, shape=(-1,)), name='softmax')

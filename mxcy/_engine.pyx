@@ -116,6 +116,7 @@ pthread_cond_init(&g_done_cv, NULL)
 include "_engine_pool.pxi"
 include "_engine_core.pxi"
 include "_engine_bulk.pxi"
+include "_engine_parallel.pxi"
 
 
 # ---------------------------------------------------------------- C API for kernels
@@ -489,6 +490,7 @@ def _at_exit():
     g_shutdown = 1
     with nogil:
         stop_workers()
+        stop_split_helper()
 
 
 def _before_fork():
@@ -508,6 +510,7 @@ def _after_fork_parent():
 def _after_fork_child():
     """The child has no worker threads: reset the locks; workers restart on demand."""
     global g_nworkers, g_nidle, g_nwaiters, g_stop
+    split_after_fork_child()
     pthread_mutex_init(&g_lock, NULL)
     pthread_mutex_init(&g_pool_lock, NULL)
     pthread_cond_init(&g_work_cv, NULL)

@@ -14,7 +14,7 @@ from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
 from libc.string cimport memcpy, memmove, strncpy
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE
+from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_split2
 
 import numpy as np
 
@@ -378,33 +378,68 @@ cdef int copy_kernel(void* args, char* errmsg) noexcept nogil:
     return 0
 
 
-cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil:
-    """C := alpha · op(A) · op(B) + beta · C, row-major, as the column-major Bᵀ·Aᵀ."""
-    cdef GemmArgs* g = <GemmArgs*>args
+cdef void gemm_block(GemmArgs* g, int m0, int m1, int n0, int n1) noexcept nogil:
+    """Block [m0, m1) × [n0, n1) of C := alpha · op(A) · op(B) + beta · C (row-major, as
+    the column-major Bᵀ·Aᵀ)."""
     cdef char ta = b'T' if g.trans_a else b'N'
     cdef char tb = b'T' if g.trans_b else b'N'
     cdef int lda = g.m if g.trans_a else g.k
     cdef int ldb = g.k if g.trans_b else g.n
     cdef int ldc = g.n
-    cdef int m = g.m, n = g.n, k = g.k, i
+    cdef int m = m1 - m0, n = n1 - n0, k = g.k, i
+    cdef int64_t a_off = m0 if g.trans_a else <int64_t>m0 * g.k
+    cdef int64_t b_off = <int64_t>n0 * g.k if g.trans_b else n0
+    cdef int64_t c_off = <int64_t>m0 * g.n + n0
     cdef float fa = <float>g.alpha, fb = <float>g.beta
-    if m == 0 or n == 0:
-        return 0
+    if m <= 0 or n <= 0:
+        return
     if lda < 1:
         lda = 1
     if ldb < 1:
         ldb = 1
     for i in range(g.batch):
         if g.dtype == DT_FLOAT32:
-            sgemm(&tb, &ta, &n, &m, &k, &fa, (<float*>g.b) + i * g.stride_b, &ldb,
-                  (<float*>g.a) + i * g.stride_a, &lda, &fb,
-                  (<float*>g.c) + i * g.stride_c, &ldc)
-        elif g.dtype == DT_FLOAT64:
-            dgemm(&tb, &ta, &n, &m, &k, &g.alpha, (<double*>g.b) + i * g.stride_b, &ldb,
-                  (<double*>g.a) + i * g.stride_a, &lda, &g.beta,
-                  (<double*>g.c) + i * g.stride_c, &ldc)
+            sgemm(&tb, &ta, &n, &m, &k, &fa, (<float*>g.b) + i * g.stride_b + b_off, &ldb,
+                  (<float*>g.a) + i * g.stride_a + a_off, &lda, &fb,
+                  (<float*>g.c) + i * g.stride_c + c_off, &ldc)
         else:
-            return set_error(errmsg, b"gemm: only float32 and float64", ERR_VALUE)
+            dgemm(&tb, &ta, &n, &m, &k, &g.alpha, (<double*>g.b) + i * g.stride_b + b_off,
+                  &ldb, (<double*>g.a) + i * g.stride_a + a_off, &lda, &g.beta,
+                  (<double*>g.c) + i * g.stride_c + c_off, &ldc)
+
+
+cdef void gemm_half(void* args, int part) noexcept nogil:
+    """Half of the product, split along the longer side of C."""
+    cdef GemmArgs* g = <GemmArgs*>args
+    cdef int mid
+    if g.m >= g.n:
+        mid = g.m // 2
+        if part == 0:
+            gemm_block(g, 0, mid, 0, g.n)
+        else:
+            gemm_block(g, mid, g.m, 0, g.n)
+    else:
+        mid = (g.n // 2 + 15) & ~15       # keep column blocks vector-aligned
+        if part == 0:
+            gemm_block(g, 0, g.m, 0, mid)
+        else:
+            gemm_block(g, 0, g.m, mid, g.n)
+
+
+cdef enum:
+    SPLIT_MACS = 1 << 26      # GEMMs above this many multiply-adds may use an idle core
+                              # (smaller ones lose the gain to the hand-off; measured)
+
+
+cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil:
+    """C := alpha · op(A) · op(B) + beta · C; a big one is split by rows over an idle core."""
+    cdef GemmArgs* g = <GemmArgs*>args
+    if g.dtype != DT_FLOAT32 and g.dtype != DT_FLOAT64:
+        return set_error(errmsg, b"gemm: only float32 and float64", ERR_VALUE)
+    if max(g.m, g.n) >= 64 and <int64_t>g.batch * g.m * g.n * g.k >= SPLIT_MACS:
+        run_split2(gemm_half, args)
+    else:
+        gemm_block(g, 0, g.m, 0, g.n)
     return 0
 
 include "_ops_nn.pxi"
