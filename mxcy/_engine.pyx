@@ -540,6 +540,9 @@ def _configure_from_env():
                        os.environ.get('MXNET_CPU_WORKER_NTHREADS', ''))
     g_nworkers_wanted = _env_int('MXCY_CPU_WORKER_NTHREADS', n, 1, MAX_WORKERS) if n \
         else _default_workers()
+    split = os.environ.get('MXCY_KERNEL_SPLIT', '')
+    if split:
+        set_kernel_split(_env_int('MXCY_KERNEL_SPLIT', split, 0, 1))
     m = os.environ.get('MXCY_ENGINE_MAX_PENDING', '')
     if m:
         g_max_pending = _env_int('MXCY_ENGINE_MAX_PENDING', m, 1, 1 << 62)

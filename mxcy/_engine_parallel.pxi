@@ -4,8 +4,11 @@
 # A big kernel (a GEMM) runs on one worker with single-threaded BLAS, so that workers x
 # BLAS threads never exceed the cores. When a worker sits idle, though, its core is free:
 # `run_split2(fn, arg)` then hands part 1 of the kernel to one persistent helper thread and
-# runs part 0 itself; otherwise it runs both parts in turn. The helper only ever runs while
-# a worker is idle, so the cores are not oversubscribed by more than a moment.
+# runs part 0 itself; otherwise it runs both parts in turn. It is off by default: measured
+# here, a 1024^3 GEMM ran 2x faster with it, GEMMs of ~10^7 multiply-adds gained nothing
+# (the hand-off costs as much), and when more work reached the idle worker meanwhile the
+# cores were oversubscribed (two big GEMMs pushed together ran 1.26x slower than one after
+# the other). Turn it on with MXCY_KERNEL_SPLIT=1 or engine.set_kernel_split(True).
 
 cdef pthread_mutex_t g_split_lock
 cdef pthread_cond_t g_split_cv
@@ -15,6 +18,7 @@ cdef int g_split_started = 0
 cdef int g_split_busy = 0          # the helper has been handed a task
 cdef int g_split_finished = 0
 cdef int g_stop_split = 0
+cdef int g_split_enabled = 0      # opt-in: MXCY_KERNEL_SPLIT=1 or set_kernel_split(True)
 cdef part_fn g_split_fn = NULL
 cdef void* g_split_arg = NULL
 pthread_mutex_init(&g_split_lock, NULL)
@@ -48,7 +52,7 @@ cdef void run_split2(part_fn fn, void* arg) noexcept nogil:
     """fn(arg, 0) and fn(arg, 1), on two cores when a worker is idle."""
     global g_split_started, g_split_busy, g_split_finished, g_split_fn, g_split_arg
     cdef int handed = 0
-    if g_nidle > 0 and not g_naive and not g_shutdown:
+    if g_split_enabled and g_nidle > 0 and not g_naive and not g_shutdown:
         pthread_mutex_lock(&g_split_lock)
         if not g_split_busy:
             if not g_split_started:
@@ -95,3 +99,16 @@ cdef void stop_split_helper() noexcept nogil:
     pthread_join(g_split_thread, NULL)
     g_split_started = 0
     g_stop_split = 0
+
+
+def kernel_split():
+    """Whether big kernels may borrow an idle worker's core (see run_split2)."""
+    return bool(g_split_enabled)
+
+
+def set_kernel_split(bint enabled):
+    """Allow or forbid big kernels to borrow an idle worker's core; returns the old value."""
+    global g_split_enabled
+    old = bool(g_split_enabled)
+    g_split_enabled = 1 if enabled else 0
+    return old

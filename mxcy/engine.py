@@ -10,12 +10,13 @@ import contextlib
 from mxcy import _engine
 from mxcy._engine import (Var, new_var, push, push_noop, wait, wait_all, var_state, stats,
                           engine_type, set_engine_type, num_workers, max_pending,
-                          set_max_pending, bulk_size, pool_stats)
+                          set_max_pending, bulk_size, pool_stats, kernel_split,
+                          set_kernel_split)
 
 __all__ = ['Var', 'new_var', 'push', 'push_noop', 'wait', 'wait_all', 'var_state', 'stats',
            'engine_type', 'set_engine_type', 'num_workers', 'set_num_workers',
            'max_pending', 'set_max_pending', 'bulk', 'set_bulk_size', 'bulk_size',
-           'pool_stats', 'blas_threads']
+           'pool_stats', 'blas_threads', 'kernel_split', 'set_kernel_split']
 
 _blas_limiter = None
 

@@ -1,10 +1,17 @@
-"""Big GEMMs are split over an idle worker's core (rows or columns): results must equal
-the unsplit product for every transpose combination, under both engine types."""
+"""Big GEMMs split over an idle worker's core (rows or columns; opt-in) must equal the
+unsplit product for every transpose combination, under both engine types."""
 import numpy as np
 import pytest
 
 import mxcy as mx
 from mxcy import _ndarray
+
+
+@pytest.fixture(autouse=True)
+def _split_on():
+    old = mx.engine.set_kernel_split(True)
+    yield
+    mx.engine.set_kernel_split(old)
 
 
 @pytest.mark.parametrize('shape', [(512, 520, 600), (96, 1200, 700)])   # > 2**26 MACs
@@ -34,3 +41,15 @@ def test_split_gemm_under_naive_engine_and_two_at_once():
         np.testing.assert_allclose(mx.nd.dot(x, y).asnumpy(), a @ a.T, rtol=1e-3, atol=1e-2)
     finally:
         mx.engine.set_engine_type('ThreadedEngine')
+
+
+def test_kernel_split_switch():
+    old = mx.engine.set_kernel_split(False)
+    try:
+        assert mx.engine.kernel_split() is False
+        a = np.random.default_rng(2).standard_normal((512, 512)).astype(np.float32)
+        np.testing.assert_allclose(mx.nd.dot(mx.nd.array(a), mx.nd.array(a)).asnumpy(), a @ a,
+                                   rtol=1e-3, atol=1e-2)
+    finally:
+        mx.engine.set_kernel_split(old)
+    assert mx.engine.kernel_split() is old
