@@ -124,7 +124,7 @@ def best_interleaved(variants, reps):
 def _settle(name):
     """NumPy's OpenBLAS threads spin for ~0.1-0.2 s after a multithreaded GEMM and take a
     core from whatever runs next: after the NumPy floor, pause before the next variant."""
-    if name.startswith(("np", "numpy")):
+    if str(name).startswith(("np", "numpy")):
         time.sleep(0.25)
 
 

@@ -86,8 +86,11 @@ def char_lstm(mx, seq, vocab, hidden, embed, layers):
     emb = mx.sym.Embedding(data, input_dim=vocab, output_dim=embed, name='embed')
     tnc = mx.sym.transpose(emb, axes=(1, 0, 2))
     params = mx.sym.Variable('lstm_parameters', init=mx.init.Uniform(0.1))
+    zero = mx.init.Zero()
     out = mx.sym.RNN(tnc, parameters=params, state_size=hidden, num_layers=layers,
-                     mode='lstm', name='lstm')
+                     mode='lstm', name='lstm',
+                     state=mx.sym.Variable('lstm_state', init=zero),
+                     state_cell=mx.sym.Variable('lstm_state_cell', init=zero))
     out = mx.sym.Reshape(mx.sym.transpose(out, axes=(1, 0, 2)), shape=(-1, hidden))
     fc = mx.sym.FullyConnected(out, num_hidden=vocab, name='pred')
     return mx.sym.SoftmaxOutput(fc, mx.sym.Reshape(label, shape=(-1,)), name='softmax')
