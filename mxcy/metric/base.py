@@ -357,7 +357,8 @@ class CustomMetric(EvalMetric):
                                 f"(sum_metric, num_inst) tuple, got {type(reval).__name__}")
 
     def get_config(self):
-        raise NotImplementedError("CustomMetric cannot be serialized")
+        raise TypeError("CustomMetric cannot be serialized: its feval is code; "
+                        "recreate it with mx.metric.CustomMetric(feval)")
 
 
 def np(numpy_feval, name=None, allow_extra_outputs=False):

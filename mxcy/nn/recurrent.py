@@ -29,8 +29,8 @@ class LSTM(_Layer):
         if layout not in ('TNC', 'NTC'):
             raise ValueError(f"LSTM: layout must be 'TNC' or 'NTC', got {layout!r}")
         if projection_size is not None:
-            raise NotImplementedError("LSTM: projection_size is not supported (the RNN "
-                                      "operator has no LSTMP)")
+            raise ValueError("LSTM: projection_size is not supported (the RNN "
+                             "operator has no LSTMP); leave it None")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"LSTM: dropout must be in [0, 1), got {dropout!r}")
         self._hidden = _positive_int('LSTM', 'hidden_size', hidden_size)

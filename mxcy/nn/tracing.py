@@ -220,8 +220,8 @@ class Block:
 
     def __init__(self, prefix=None, params=None):
         if params is not None:
-            raise NotImplementedError(f"{type(self).__name__}: params= sharing is not "
-                                      "supported; call the same layer twice to share weights")
+            raise TypeError(f"{type(self).__name__}: params= sharing is not "
+                            "supported; call the same layer twice to share weights")
         object.__setattr__(self, '_prefix', prefix)
         object.__setattr__(self, '_own_params', [])
         object.__setattr__(self, '_children', [])

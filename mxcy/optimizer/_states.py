@@ -83,7 +83,7 @@ class _Encoder:
         if isinstance(value, LRScheduler):
             return {'object': _class_path(type(value)),
                     'attrs': self.encode(vars(value), f"{where}.__dict__")}
-        raise NotImplementedError(
+        raise TypeError(
             f"get_states: cannot save {where}, a {type(value).__name__}; the states file "
             "holds only NDArrays, numbers, strings, None, lists, tuples, dicts and "
             "lr schedulers (dump_optimizer=True needs plain-data hyperparameters)")
@@ -177,7 +177,7 @@ def dumps(states, optimizer, dump_optimizer):
               'counts': _encode_counts(optimizer, encoder), 'optimizer': None}
     if dump_optimizer:
         if not isinstance(optimizer, Optimizer):
-            raise NotImplementedError(
+            raise TypeError(
                 f"get_states: dump_optimizer=True saves only mxcy Optimizer subclasses as "
                 f"data (never a pickle), got {type(optimizer).__name__}")
         attrs = {k: v for k, v in vars(optimizer).items() if k not in _NOT_ATTRS}

@@ -413,7 +413,7 @@ class Symbol:
         return id(self)
 
     def __bool__(self):
-        raise NotImplementedError("a Symbol has no truth value; compare NDArrays after "
+        raise TypeError("a Symbol has no truth value; compare NDArrays after "
                                   "binding and running it")
 
     def __getattr__(self, name):
