@@ -137,7 +137,8 @@ def check_close(name, got, ref, rtol=1e-4):
     scale = max(float(np.max(np.abs(ref))), 1e-30)
     err = float(np.max(np.abs(got - ref)))
     if not err <= rtol * scale:
-        raise AssertionError("%s: max abs error %.3g exceeds %.1g x %.3g" % (name, err, rtol, scale))
+        raise AssertionError("%s: max abs error %.3g exceeds %.1g x %.3g"
+                             % (name, err, rtol, scale))
 
 
 def emit(figure, lib, value, unit, floor, better="lower", **extra):

@@ -41,8 +41,9 @@ def main():
     loaded.bind(test.provide_data, test.provide_label, for_training=False)
     again = dict(loaded.score(test, 'acc'))['accuracy']
     probs = loaded.predict(test).asnumpy()
+    agree = np.mean(probs.argmax(1) == mod.predict(test).asnumpy().argmax(1))
     print(f"checkpoint {prefix}: reloaded accuracy {again:.4f}; predictions "
-          f"{probs.shape}, argmax agrees on {np.mean(probs.argmax(1) == mod.predict(test).asnumpy().argmax(1)):.4f}")
+          f"{probs.shape}, argmax agrees on {agree:.4f}")
     assert abs(again - accuracy) < 1e-9, (again, accuracy)
 
 

@@ -62,8 +62,9 @@ class _ConvBase(OpSpec):
 
     def check_data(self, p, dshape, nd):
         if len(dshape) != nd + 2:
-            raise self.shape_error('data', f"{nd + 2}-D (batch, channel, {'h, w' if nd == 2 else 'w'})",
-                                   dshape, f"kernel={p.kernel}")
+            spatial = 'h, w' if nd == 2 else 'w'
+            raise self.shape_error('data', f"{nd + 2}-D (batch, channel, {spatial})", dshape,
+                                   f"kernel={p.kernel}")
 
 
 _CONV_PARAMS = (

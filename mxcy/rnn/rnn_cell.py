@@ -531,5 +531,5 @@ class BidirectionalCell(BaseRNNCell):
 
 
 # kept last: they build on the cells above
-from mxcy.rnn._fused import FusedRNNCell  # noqa: F401
-from mxcy.rnn._modifiers import ModifierCell, ResidualCell, ZoneoutCell  # noqa: F401
+from mxcy.rnn._fused import FusedRNNCell  # noqa: F401,E402
+from mxcy.rnn._modifiers import ModifierCell, ResidualCell, ZoneoutCell  # noqa: F401,E402
