@@ -29,8 +29,24 @@ from mxcy.io.base import DataBatch, DataDesc, DataIter, register
 __all__ = ['PrefetchingIter', 'ResizeIter']
 
 
+class _FromCurrentBatch:
+    """getdata/getlabel/getindex/getpad of an iterator that keeps ``current_batch``."""
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
 @register
-class ResizeIter(DataIter):
+class ResizeIter(_FromCurrentBatch, DataIter):
     """Resize a data iterator to `size` batches per epoch."""
 
     def __init__(self, data_iter, size, reset_internal=True):
@@ -67,19 +83,6 @@ class ResizeIter(DataIter):
                                    "right after reset()") from None
         self.cur += 1
         return True
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
-
 
 class _Loader:
     """The prefetch thread and its bounded buffer (holds no reference to the iterator
@@ -186,7 +189,7 @@ def _combine(provide_data, provide_label, batches):
 
 
 @register
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_FromCurrentBatch, DataIter):
     """Prefetch batches of one or more iterators on a background thread."""
 
     def __init__(self, iters, rename_data=None, rename_label=None, prefetch_buffer=2):
@@ -257,17 +260,6 @@ class PrefetchingIter(DataIter):
             return self.current_batch
         raise StopIteration
 
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
     def close(self, timeout=None):
         """Stop the prefetch thread (waits up to `timeout` seconds for it to end)."""
