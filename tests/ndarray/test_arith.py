@@ -27,20 +27,6 @@ INT_DTYPES = [np.int8, np.uint8, np.int32, np.int64]
 SIZES = [7, 20000]         # both sides of the engine's 16384-element inline limit
 
 
-def _drain():
-    for _ in range(2):
-        try:
-            mx.nd.waitall()
-            return
-        except Exception:
-            pass
-
-
-@pytest.fixture(autouse=True)
-def no_stale_engine_errors():
-    _drain()
-    yield
-    _drain()
 
 
 def operands(dtype, n, seed=0):

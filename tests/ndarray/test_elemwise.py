@@ -11,16 +11,6 @@ import mxcy as mx
 rng = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def drain_engine_errors():
-    """An error a test provokes on purpose is also reported by the next waitall: drain."""
-    yield
-    for _ in range(2):
-        try:
-            mx.nd.waitall()
-            break
-        except Exception:
-            pass
 
 
 SHAPES = [(5,), (3, 4), (2, 3, 4)]

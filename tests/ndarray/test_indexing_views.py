@@ -18,20 +18,6 @@ import pytest
 import mxcy as mx
 
 
-def _drain():
-    for _ in range(2):
-        try:
-            mx.nd.waitall()
-            return
-        except Exception:
-            pass
-
-
-@pytest.fixture(autouse=True)
-def no_stale_engine_errors():
-    _drain()
-    yield
-    _drain()
 
 
 def grid(shape=(4, 5), dtype='float32'):

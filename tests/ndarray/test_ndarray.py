@@ -18,20 +18,6 @@ import mxcy as mx
 DTYPES = [np.float32, np.float64, np.float16, np.int8, np.uint8, np.int32, np.int64]
 
 
-def _drain():
-    for _ in range(2):
-        try:
-            mx.nd.waitall()
-            return
-        except Exception:
-            pass
-
-
-@pytest.fixture(autouse=True)
-def no_stale_engine_errors():
-    _drain()
-    yield
-    _drain()
 
 
 # ---------------------------------------------------------------- mx.nd.array

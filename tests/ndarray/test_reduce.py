@@ -9,15 +9,6 @@ import mxcy as mx
 rng = np.random.default_rng(1)
 
 
-@pytest.fixture(autouse=True)
-def drain_engine_errors():
-    yield
-    for _ in range(2):
-        try:
-            mx.nd.waitall()
-            break
-        except Exception:
-            pass
 
 
 def check(got, want, dtype, rtol=None):

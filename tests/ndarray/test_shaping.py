@@ -11,15 +11,6 @@ rng = np.random.default_rng(2)
 DTYPES = [np.float32, np.float64, np.int32, np.float16, np.uint8]
 
 
-@pytest.fixture(autouse=True)
-def drain_engine_errors():
-    yield
-    for _ in range(2):
-        try:
-            mx.nd.waitall()
-            break
-        except Exception:
-            pass
 
 
 def check(got, want):
