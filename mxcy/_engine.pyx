@@ -503,10 +503,6 @@ def _before_fork():
         wait_pending_quiet()
 
 
-def _after_fork_parent():
-    pass
-
-
 def _after_fork_child():
     """The child has no worker threads: reset the locks; workers restart on demand."""
     global g_nworkers, g_nidle, g_nwaiters, g_stop
@@ -560,5 +556,4 @@ def _env_int(name, text, low, high):
 
 _configure_from_env()
 atexit.register(_at_exit)
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_parent,
-                    after_in_child=_after_fork_child)
+os.register_at_fork(before=_before_fork, after_in_child=_after_fork_child)

@@ -132,7 +132,7 @@ class _BinaryMetric(EvalMetric):
                          label_names=label_names, has_global_stats=True)
 
     def _score(self, stats):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must override _score")
 
     def update(self, labels, preds):
         batch = _BinaryStats()

@@ -59,7 +59,7 @@ class CustomOp:
     """Base class of a Python operator's computation (MXNet's ``mx.operator.CustomOp``)."""
 
     def __init__(self):
-        pass
+        """Subclasses may take their own arguments; the base keeps no state."""
 
     def forward(self, is_train, req, in_data, out_data, aux):
         """Compute out_data from in_data; write with ``self.assign(out_data[i], req[i], v)``."""

@@ -100,10 +100,10 @@ class _NormBase(OpSpec):
         return 3 if getattr(p, 'output_mean_var', False) else 1
 
     def channel_axis(self, p, dshape):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must override channel_axis")
 
     def stats_shape(self, p, dshape):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must override stats_shape")
 
     def infer_shape(self, p, in_shapes):
         shapes = list(in_shapes)
@@ -125,10 +125,10 @@ class _NormBase(OpSpec):
 
     # the statistics outputs as (mean, invstd) on the 3-D view, and back
     def stats_to_invstd(self, p, stat, eps):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must override stats_to_invstd")
 
     def stats_view(self, p, stat, a, c, b):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must override stats_view")
 
     def batch_stats(self, p):
         return True

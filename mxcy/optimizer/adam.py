@@ -1,9 +1,8 @@
 """``adam``: Adam (MXNet 1.x ``mx.optimizer.Adam``)."""
 import math
 
-from mxcy._ndarray import zeros
 from mxcy.ndarray.elemwise import divide, sqrt, square
-from mxcy.optimizer.optimizer import Optimizer, _number, register
+from mxcy.optimizer.optimizer import Optimizer, _number, moment_states, register
 
 __all__ = ['Adam']
 
@@ -35,8 +34,7 @@ class Adam(Optimizer):
         self.lazy_update = bool(lazy_update)
 
     def create_state(self, index, weight):
-        return (zeros(weight.shape, weight.context, dtype=weight.dtype),    # mean
-                zeros(weight.shape, weight.context, dtype=weight.dtype))    # variance
+        return moment_states(weight)
 
     def update(self, index, weight, grad, state):
         lr, wd = self._begin_update(index, weight, grad)

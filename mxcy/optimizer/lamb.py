@@ -1,9 +1,9 @@
 """``lamb``: LAMB, layer-wise adaptive moments (MXNet 1.x ``mx.optimizer.LAMB``)."""
 import numpy as np
 
-from mxcy._ndarray import push_numpy, zeros
+from mxcy._ndarray import push_numpy
 from mxcy.ndarray.elemwise import add, divide, sqrt, square
-from mxcy.optimizer.optimizer import Optimizer, _number, register
+from mxcy.optimizer.optimizer import Optimizer, _number, moment_states, register
 
 __all__ = ['LAMB']
 
@@ -46,8 +46,7 @@ class LAMB(Optimizer):
         self.bias_correction = bool(bias_correction)
 
     def create_state(self, index, weight):
-        return (zeros(weight.shape, weight.context, dtype=weight.dtype),    # mean
-                zeros(weight.shape, weight.context, dtype=weight.dtype))    # variance
+        return moment_states(weight)
 
     def update(self, index, weight, grad, state):
         lr, wd = self._begin_update(index, weight, grad)

@@ -41,6 +41,13 @@ from mxcy.ndarray.elemwise import clip
 __all__ = ['Optimizer', 'Updater', 'get_updater', 'register', 'alias', 'create']
 
 
+def moment_states(weight):
+    """(mean, variance): two zero arrays like `weight`, the state of Adam-style rules."""
+    from mxcy._ndarray import zeros
+    return (zeros(weight.shape, weight.context, dtype=weight.dtype),
+            zeros(weight.shape, weight.context, dtype=weight.dtype))
+
+
 def _number(owner, arg, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{owner}: {arg} must be a number, got {type(value).__name__} "

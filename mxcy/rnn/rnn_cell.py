@@ -167,7 +167,7 @@ class BaseRNNCell:
 
     @property
     def state_info(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must override state_info")
 
     @property
     def state_shape(self):
