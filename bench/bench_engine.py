@@ -459,9 +459,9 @@ def _check_gemm(name, be, ef, host):
 
 
 def fig_gemm(be, floor_be, reps, meta, threaded=False):
-    """gemm_parallel as the issue specifies it (each GEMM on one core: mxcy's kernel split,
-    which lets one big GEMM borrow an idle worker's core, is switched off), then the same
-    with the split on, for information."""
+    """gemm_parallel as the issue specifies it (each GEMM on one core: mxcy's kernel
+    sharing, which lets idle workers join a big GEMM, is switched off), then the same with
+    sharing on, for information."""
     eng = getattr(getattr(be, "mx", None), "engine", None) if be is not None else None
     if eng is None or not hasattr(eng, "set_kernel_split"):
         return _fig_gemm(be, floor_be, reps, meta, threaded)

@@ -51,10 +51,10 @@ cdef class Var:
     cdef char* data
     cdef size_t nbytes
 
-ctypedef void (*part_fn)(void* arg, int part) noexcept nogil
+ctypedef void (*part_fn)(void* arg, int part, int nparts) noexcept nogil
 
 cdef Var new_chunk(size_t nbytes)
-cdef void run_split2(part_fn fn, void* arg) noexcept nogil
+cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil
 cdef int push_kernel(kernel_fn fn, const void* args, size_t args_size,
                      EVar** reads, int nreads, EVar** writes, int nwrites,
                      int priority, const char* name, int flags) except -1

@@ -114,9 +114,9 @@ pthread_cond_init(&g_work_cv, NULL)
 pthread_cond_init(&g_done_cv, NULL)
 
 include "_engine_pool.pxi"
+include "_engine_parallel.pxi"
 include "_engine_core.pxi"
 include "_engine_bulk.pxi"
-include "_engine_parallel.pxi"
 
 
 # ---------------------------------------------------------------- C API for kernels
@@ -386,9 +386,12 @@ def var_state(var):
 
 
 def stats():
+    """Counters: ops pushed, run inline, pending; workers; big kernels shared with idle
+    workers and the parts those workers ran."""
     pthread_mutex_lock(&g_lock)
     s = {'pushed': g_stat_pushed, 'inline': g_stat_inline, 'pending': g_pending,
-         'workers': g_nworkers, 'engine_type': engine_type()}
+         'workers': g_nworkers, 'engine_type': engine_type(),
+         'shared_kernels': g_stat_shared, 'helped_parts': g_stat_helped}
     pthread_mutex_unlock(&g_lock)
     return s
 
@@ -490,7 +493,6 @@ def _at_exit():
     g_shutdown = 1
     with nogil:
         stop_workers()
-        stop_split_helper()
 
 
 def _before_fork():

@@ -373,12 +373,16 @@ cdef void* worker_main(void* arg) noexcept nogil:
     inl.cap = 0
     pthread_mutex_lock(&g_lock)
     while True:
-        while g_heap_len == 0 and not g_stop:
+        while g_heap_len == 0 and not g_stop and not share_joinable_locked():
             g_nidle += 1
             pthread_cond_wait(&g_work_cv, &g_lock)
             g_nidle -= 1
-        if g_heap_len == 0 and g_stop:
-            break
+        if g_heap_len == 0:
+            if share_joinable_locked():
+                join_shared_locked()
+                continue
+            if g_stop:
+                break
         op = heap_pop()
         pthread_mutex_unlock(&g_lock)
         execute(op)

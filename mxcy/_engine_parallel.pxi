@@ -1,113 +1,136 @@
-# Part of mxcy/_engine.pyx (textually included there): running a kernel in two halves
-# when another worker is idle.
+# Part of mxcy/_engine.pyx (textually included there): one big kernel shared by the workers.
 #
 # A big kernel (a GEMM) runs on one worker with single-threaded BLAS, so that workers x
-# BLAS threads never exceed the cores. When a worker sits idle, though, its core is free:
-# `run_split2(fn, arg)` then hands part 1 of the kernel to one persistent helper thread and
-# runs part 0 itself; otherwise it runs both parts in turn. It is off by default: measured
-# here, a 1024^3 GEMM ran 2x faster with it, GEMMs of ~10^7 multiply-adds gained nothing
-# (the hand-off costs as much), and when more work reached the idle worker meanwhile the
-# cores were oversubscribed (two big GEMMs pushed together ran 1.26x slower than one after
-# the other). Turn it on with MXCY_KERNEL_SPLIT=1 or engine.set_kernel_split(True).
+# BLAS threads never exceed the cores. When another worker sits idle its core is free:
+# `run_parts(fn, arg, nparts)` then publishes the kernel as `nparts` independent parts; the
+# calling worker and any idle worker that wakes claim parts with an atomic counter until
+# none is left. No extra thread exists, so the cores are never oversubscribed; a worker that
+# wakes late simply finds fewer parts (the caller never waits for a part nobody started).
+# On by default; MXCY_KERNEL_SPLIT=0 or engine.set_kernel_split(False) turns it off.
 
-cdef pthread_mutex_t g_split_lock
-cdef pthread_cond_t g_split_cv
-cdef pthread_cond_t g_split_done_cv
-cdef pthread_t g_split_thread
-cdef int g_split_started = 0
-cdef int g_split_busy = 0          # the helper has been handed a task
-cdef int g_split_finished = 0
-cdef int g_stop_split = 0
-cdef int g_split_enabled = 0      # opt-in: MXCY_KERNEL_SPLIT=1 or set_kernel_split(True)
-cdef part_fn g_split_fn = NULL
-cdef void* g_split_arg = NULL
-pthread_mutex_init(&g_split_lock, NULL)
-pthread_cond_init(&g_split_cv, NULL)
-pthread_cond_init(&g_split_done_cv, NULL)
+cdef extern from *:
+    """
+    static inline int mxcy_fetch_add(int* p, int v) {
+        return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+    }
+    static inline int mxcy_load(int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void mxcy_cpu_relax(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #endif
+    }
+    """
+    int mxcy_fetch_add(int* p, int v) nogil
+    int mxcy_load(int* p) nogil
+    void mxcy_cpu_relax() nogil
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
 
 
-cdef void* split_helper_main(void* unused) noexcept nogil:
-    global g_split_fn, g_split_finished
-    cdef part_fn fn
-    cdef void* arg
-    pthread_mutex_lock(&g_split_lock)
+cdef struct SharedKernel:
+    part_fn fn
+    void* arg
+    int nparts
+    int next_part       # atomic: the next unclaimed part
+    int parts_done      # atomic
+    int joiners         # atomic: workers inside the claim loop
+
+cdef SharedKernel g_share
+cdef int g_share_busy = 0       # under g_lock: g_share belongs to a running kernel
+cdef int g_share_open = 0       # under g_lock: idle workers may join it
+cdef int g_split_enabled = 1
+cdef int64_t g_stat_shared = 0      # under g_lock: kernels published to idle workers
+cdef int64_t g_stat_helped = 0      # under g_lock: parts that a joining worker ran
+
+
+cdef inline bint share_joinable_locked() noexcept nogil:
+    return g_share_open and mxcy_load(&g_share.next_part) < g_share.nparts
+
+
+cdef int run_claimed_parts(SharedKernel* s) noexcept nogil:
+    """Claim and run parts until none is left; returns how many this thread ran."""
+    cdef int p, ran = 0
     while True:
-        while g_split_fn == NULL and not g_stop_split:
-            pthread_cond_wait(&g_split_cv, &g_split_lock)
-        if g_split_fn == NULL:
-            break
-        fn = g_split_fn
-        arg = g_split_arg
-        pthread_mutex_unlock(&g_split_lock)
-        fn(arg, 1)
-        pthread_mutex_lock(&g_split_lock)
-        g_split_fn = NULL
-        g_split_finished = 1
-        pthread_cond_broadcast(&g_split_done_cv)
-    pthread_mutex_unlock(&g_split_lock)
-    return NULL
+        p = mxcy_fetch_add(&s.next_part, 1)
+        if p >= s.nparts:
+            return ran
+        s.fn(s.arg, p, s.nparts)
+        ran += 1
+        mxcy_fetch_add(&s.parts_done, 1)
 
 
-cdef void run_split2(part_fn fn, void* arg) noexcept nogil:
-    """fn(arg, 0) and fn(arg, 1), on two cores when a worker is idle."""
-    global g_split_started, g_split_busy, g_split_finished, g_split_fn, g_split_arg
-    cdef int handed = 0
-    if g_split_enabled and g_nidle > 0 and not g_naive and not g_shutdown:
-        pthread_mutex_lock(&g_split_lock)
-        if not g_split_busy:
-            if not g_split_started:
-                if pthread_create(&g_split_thread, NULL, split_helper_main, NULL) == 0:
-                    g_split_started = 1
-            if g_split_started:
-                g_split_busy = 1
-                g_split_finished = 0
-                g_split_fn = fn
-                g_split_arg = arg
-                handed = 1
-                pthread_cond_signal(&g_split_cv)
-        pthread_mutex_unlock(&g_split_lock)
-    fn(arg, 0)
+cdef void join_shared_locked() noexcept nogil:
+    """An idle worker (holding g_lock) helps with the published kernel's parts."""
+    global g_stat_helped
+    cdef int ran
+    mxcy_fetch_add(&g_share.joiners, 1)
+    pthread_mutex_unlock(&g_lock)
+    ran = run_claimed_parts(&g_share)
+    mxcy_fetch_add(&g_share.joiners, -1)
+    pthread_mutex_lock(&g_lock)
+    g_stat_helped += ran
+
+
+cdef inline void spin_until(int* counter, int target) noexcept nogil:
+    """Spin (then yield: the other thread may need this core) until *counter == target."""
+    cdef int spins = 0
+    while mxcy_load(counter) != target:
+        spins += 1
+        if spins < 2000:
+            mxcy_cpu_relax()
+        else:
+            sched_yield()
+
+
+cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
+    """fn(arg, p, nparts) for every p in [0, nparts): shared with idle workers if any."""
+    global g_share_busy, g_share_open, g_stat_shared
+    cdef int handed = 0, p
+    if nparts > 1 and g_split_enabled and g_nidle > 0 and not g_naive and not g_shutdown:
+        pthread_mutex_lock(&g_lock)
+        if not g_share_busy and g_nidle > 0:
+            g_share_busy = 1
+            g_share.fn = fn
+            g_share.arg = arg
+            g_share.nparts = nparts
+            g_share.next_part = 0
+            g_share.parts_done = 0
+            g_share_open = 1
+            handed = 1
+            g_stat_shared += 1
+            pthread_cond_signal(&g_work_cv)
+        pthread_mutex_unlock(&g_lock)
     if not handed:
-        fn(arg, 1)
+        for p in range(nparts):
+            fn(arg, p, nparts)
         return
-    pthread_mutex_lock(&g_split_lock)
-    while not g_split_finished:
-        pthread_cond_wait(&g_split_done_cv, &g_split_lock)
-    g_split_busy = 0
-    pthread_mutex_unlock(&g_split_lock)
+    run_claimed_parts(&g_share)
+    spin_until(&g_share.parts_done, nparts)   # a helper may still be in its last part
+    pthread_mutex_lock(&g_lock)
+    g_share_open = 0
+    pthread_mutex_unlock(&g_lock)
+    spin_until(&g_share.joiners, 0)           # nobody reads g_share after this
+    pthread_mutex_lock(&g_lock)
+    g_share_busy = 0
+    pthread_mutex_unlock(&g_lock)
 
 
 cdef void split_after_fork_child() noexcept nogil:
-    """The helper thread does not exist in a forked child: start afresh."""
-    global g_split_started, g_split_busy, g_split_fn
-    pthread_mutex_init(&g_split_lock, NULL)
-    pthread_cond_init(&g_split_cv, NULL)
-    pthread_cond_init(&g_split_done_cv, NULL)
-    g_split_started = 0
-    g_split_busy = 0
-    g_split_fn = NULL
-
-
-cdef void stop_split_helper() noexcept nogil:
-    global g_stop_split, g_split_started
-    if not g_split_started:
-        return
-    pthread_mutex_lock(&g_split_lock)
-    g_stop_split = 1
-    pthread_cond_broadcast(&g_split_cv)
-    pthread_mutex_unlock(&g_split_lock)
-    pthread_join(g_split_thread, NULL)
-    g_split_started = 0
-    g_stop_split = 0
+    """No worker survives a fork, so no kernel is shared in the child."""
+    global g_share_busy, g_share_open
+    g_share_busy = 0
+    g_share_open = 0
+    g_share.joiners = 0
 
 
 def kernel_split():
-    """Whether big kernels may borrow an idle worker's core (see run_split2)."""
+    """Whether big kernels may be shared with idle workers (see run_parts)."""
     return bool(g_split_enabled)
 
 
 def set_kernel_split(bint enabled):
-    """Allow or forbid big kernels to borrow an idle worker's core; returns the old value."""
+    """Allow or forbid big kernels to be shared with idle workers; returns the old value."""
     global g_split_enabled
     old = bool(g_split_enabled)
     g_split_enabled = 1 if enabled else 0

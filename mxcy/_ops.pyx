@@ -14,7 +14,7 @@ from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
 from libc.string cimport memcpy, memmove, strncpy
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_split2
+from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_parts
 
 import numpy as np
 
@@ -310,9 +310,39 @@ cdef int set_error(char* errmsg, const char* text, int code) noexcept nogil:
     return code
 
 
+cdef enum:
+    PAR_ELEMS = 1 << 18       # flat float ops this long are shared with idle workers
+
+
+cdef inline void part_range(int64_t n, int part, int nparts,
+                            int64_t* lo, int64_t* hi) noexcept nogil:
+    """[lo, hi) of part `part` of n elements, in 16-element (cache-line) blocks."""
+    cdef int64_t step = ((n + nparts - 1) // nparts + 15) & ~(<int64_t>15)
+    lo[0] = min(n, part * step)
+    hi[0] = min(n, lo[0] + step)
+
+
+cdef void binary_flat_part(void* args, int part, int nparts) noexcept nogil:
+    """One part of a flat float32/float64 binary op (they cannot fail)."""
+    cdef BinaryArgs* a = <BinaryArgs*>args
+    cdef int64_t lo, hi
+    part_range(a.n, part, nparts, &lo, &hi)
+    if hi <= lo:
+        return
+    if a.dtype == DT_FLOAT32:
+        binary_flat((<float*>a.x) + lo, (<float*>a.y) + lo if a.y != NULL else NULL,
+                    (<float*>a.out) + lo, hi - lo, a.op, a.scalar)
+    else:
+        binary_flat((<double*>a.x) + lo, (<double*>a.y) + lo if a.y != NULL else NULL,
+                    (<double*>a.out) + lo, hi - lo, a.op, a.scalar)
+
+
 cdef int binary_kernel(void* args, char* errmsg) noexcept nogil:
     cdef BinaryArgs* a = <BinaryArgs*>args
     cdef int rc
+    if a.ndim == 0 and a.n >= PAR_ELEMS and (a.dtype == DT_FLOAT32 or a.dtype == DT_FLOAT64):
+        run_parts(binary_flat_part, args, 4)
+        return 0
     if a.dtype == DT_FLOAT32:
         rc = binary_typed(<float*>a.x, <float*>a.y, <float*>a.out, a)
     elif a.dtype == DT_FLOAT64:
@@ -408,36 +438,35 @@ cdef void gemm_block(GemmArgs* g, int m0, int m1, int n0, int n1) noexcept nogil
                   (<double*>g.c) + i * g.stride_c + c_off, &ldc)
 
 
-cdef void gemm_half(void* args, int part) noexcept nogil:
-    """Half of the product, split along the longer side of C."""
+cdef void gemm_part(void* args, int part, int nparts) noexcept nogil:
+    """Part `part` of `nparts` of the product, split along the longer side of C (column
+    blocks stay multiples of 16 so each part's stores remain vector-aligned)."""
     cdef GemmArgs* g = <GemmArgs*>args
-    cdef int mid
+    cdef int lo, hi, step
     if g.m >= g.n:
-        mid = g.m // 2
-        if part == 0:
-            gemm_block(g, 0, mid, 0, g.n)
-        else:
-            gemm_block(g, mid, g.m, 0, g.n)
+        lo = <int>(<int64_t>g.m * part // nparts)
+        hi = <int>(<int64_t>g.m * (part + 1) // nparts)
+        gemm_block(g, lo, hi, 0, g.n)
     else:
-        mid = (g.n // 2 + 15) & ~15       # keep column blocks vector-aligned
-        if part == 0:
-            gemm_block(g, 0, g.m, 0, mid)
-        else:
-            gemm_block(g, 0, g.m, mid, g.n)
+        step = ((g.n + nparts - 1) // nparts + 15) & ~15
+        lo = min(g.n, part * step)
+        hi = min(g.n, lo + step)
+        gemm_block(g, 0, g.m, lo, hi)
 
 
 cdef enum:
-    SPLIT_MACS = 1 << 26      # GEMMs above this many multiply-adds may use an idle core
-                              # (smaller ones lose the gain to the hand-off; measured)
+    SPLIT_MACS = 1 << 21      # GEMMs above this many multiply-adds are shared with idle
+                              # workers (below it the parts cost more than they save)
+    SPLIT_PARTS = 4           # parts per shared GEMM: a worker that wakes late still helps
 
 
 cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil:
-    """C := alpha · op(A) · op(B) + beta · C; a big one is split by rows over an idle core."""
+    """C := alpha · op(A) · op(B) + beta · C; a big one is shared with idle workers."""
     cdef GemmArgs* g = <GemmArgs*>args
     if g.dtype != DT_FLOAT32 and g.dtype != DT_FLOAT64:
         return set_error(errmsg, b"gemm: only float32 and float64", ERR_VALUE)
     if max(g.m, g.n) >= 64 and <int64_t>g.batch * g.m * g.n * g.k >= SPLIT_MACS:
-        run_split2(gemm_half, args)
+        run_parts(gemm_part, args, SPLIT_PARTS)
     else:
         gemm_block(g, 0, g.m, 0, g.n)
     return 0
