@@ -204,7 +204,7 @@ class MemoryPlan:
         return self._zeros[key]
 
     def ones(self, like):
-        key = (like.shape, np.dtype(like.dtype).name)
+        key = (like.shape, like.dtype)
         if key not in self._ones:
             self._ones[key] = _ndarray.ones(like.shape, self.ctx, like.dtype)
         return self._ones[key]

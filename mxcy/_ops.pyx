@@ -16,6 +16,8 @@ from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_parts
 
+import math
+
 import numpy as np
 
 cnp.import_array()

@@ -209,9 +209,9 @@ def push_softmax_output_grad(y, label, dx, int axis, double scale, bint use_igno
     a.req = _REQ[req]
     if a.req == 0:
         return
-    a.outer = int(np.prod(shape[:axis], dtype=np.int64))
+    a.outer = math.prod(shape[:axis])
     a.length = shape[axis]
-    a.inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    a.inner = math.prod(shape[axis + 1:])
     a.y = nd_ptr(y)
     a.label = nd_ptr(label)
     a.dx = nd_ptr(dx)
@@ -237,9 +237,9 @@ def push_softmax(x, out, int axis, double temperature=1.0, bint log=False, dy=No
     cdef EVar* w
     cdef int nr = 1
     shape = x.shape
-    a.outer = int(np.prod(shape[:axis], dtype=np.int64))
+    a.outer = math.prod(shape[:axis])
     a.length = shape[axis]
-    a.inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    a.inner = math.prod(shape[axis + 1:])
     a.req = _REQ[req]
     if a.req == 0:
         return

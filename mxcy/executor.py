@@ -9,6 +9,7 @@ operator allows it.
 import numpy as np
 
 from mxcy import _ndarray
+from mxcy._exec_program import BackwardProgram, ForwardProgram
 from mxcy._memplan import plan_memory
 from mxcy.base import MXNetError
 from mxcy.context import check_usable, current_context
@@ -86,6 +87,8 @@ class Executor:
         self._check_bound_arrays()
         self._build(_shared_buffers)
         self._monitor = None
+        self._fwd_program = None      # built at the first forward / backward
+        self._bwd_program = None
 
     # ------------------------------------------------------------ bind-time checks
     def _check_bound_arrays(self):
@@ -191,7 +194,7 @@ class Executor:
     # ------------------------------------------------------------ running
     def forward(self, is_train=False, **kwargs):
         """Copy given inputs in, push every node's forward; returns the outputs."""
-        arg_dict = self.arg_dict
+        arg_dict = self.arg_dict if kwargs else None
         for name, value in kwargs.items():
             if name not in arg_dict:
                 raise ValueError(f"forward: {name!r} is not an argument; arguments are "
@@ -205,17 +208,17 @@ class Executor:
                     value.copyto(target)
             else:
                 target[:] = value
-        for node in self._nodes:
-            if node.is_variable:
-                continue
-            ins = [self._entries[(id(c), i)] for c, i in node.inputs]
-            nargs = node.num_args()
-            outs = [self._entries[(id(node), i)] for i in range(len(node.op.outputs(node.params)))]
-            node.op.forward(node.params, is_train, ['write'] * len(outs), ins[:nargs], outs,
-                            ins[nargs:])
-            if self._monitor is not None:
-                for name, arr in zip(node.output_names(False), outs):
-                    self._monitor(name, arr)
+        if self._fwd_program is None:
+            self._fwd_program = ForwardProgram(self)
+        if self._monitor is None:
+            self._fwd_program.run(is_train)
+            return self.outputs
+        op_nodes = [n for n in self._nodes if not n.is_variable]
+        for node, step in zip(op_nodes, self._fwd_program.steps):
+            forward, params, reqs, ins, outs, aux = step
+            forward(params, is_train, reqs, ins, outs, aux)
+            for name, arr in zip(node.output_names(False), outs):
+                self._monitor(name, arr)
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
@@ -237,34 +240,20 @@ class Executor:
         if len(out_grads) != len(heads):
             raise ValueError(f"backward: {len(out_grads)} head gradients for {len(heads)} "
                              "outputs")
-        grads = self._plan.reset_grads()
+        head_grads = []
         for (node, idx), g in zip(heads, out_grads):
-            entry = (id(node), idx)
+            out = self._entries[(id(node), idx)]
             if g is None:
-                g = self._plan.ones(self._entries[entry])
-            elif g.shape != self._entries[entry].shape:
+                g = self._plan.ones(out)
+            elif g.shape != out.shape:
                 raise ValueError(f"backward: head gradient for {node.name!r} has shape "
-                                 f"{g.shape}, the output has {self._entries[entry].shape}")
-            elif g.dtype != self._entries[entry].dtype:
-                g = g.astype(self._entries[entry].dtype)    # MXNet copies (and casts) it
-            grads.add_head(entry, g)
-        for node in reversed(self._nodes):
-            if node.is_variable or not self._needs_grad[id(node)]:
-                continue
-            nargs = node.num_args()
-            n_out = len(node.op.outputs(node.params))
-            out_g = [grads.get(self, (id(node), i)) for i in range(n_out)]
-            ins = [self._entries[(id(c), i)] for c, i in node.inputs]
-            outs = [self._entries[(id(node), i)] for i in range(n_out)]
-            in_grads, reqs = [], []
-            for c, i in node.inputs[:nargs]:
-                target, req = grads.target(self, c, i)
-                in_grads.append(target)
-                reqs.append(req)
-            if all(r == 'null' for r in reqs):
-                continue
-            node.op.backward(node.params, reqs, out_g, ins[:nargs], outs, in_grads,
-                             ins[nargs:])
+                                 f"{g.shape}, the output has {out.shape}")
+            elif g.dtype != out.dtype:
+                g = g.astype(out.dtype)    # MXNet copies (and casts) it
+            head_grads.append(g)
+        if self._bwd_program is None:
+            self._bwd_program = BackwardProgram(self)
+        self._bwd_program.run(head_grads)
 
     # ------------------------------------------------------------ views
     @property

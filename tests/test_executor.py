@@ -483,3 +483,25 @@ def test_bind_and_run_from_a_worker_thread():
         np.testing.assert_allclose(out, h @ np.full((8, 3), v) + v, rtol=1e-5)
         dh = np.full((2, 8), 3 * v) * (1 - h ** 2)
         np.testing.assert_allclose(gw, dh.T @ np.full((2, 5), v), rtol=1e-4)
+
+
+def test_backward_program_reused_with_new_head_gradients():
+    """A head that is also consumed inside the graph gets head + internal gradient, and the
+    resolved backward pass picks up new head gradients on every call."""
+    x = mx.sym.Variable('x')
+    h = x * 2
+    y = h * h
+    exe = mx.sym.Group([h, y]).simple_bind(mx.cpu(), x=(3,))
+    xv = np.array([1.0, -2.0, 0.5], np.float32)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        g1, g2 = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(
+            np.float32)
+        exe.forward(is_train=True, x=xv)
+        exe.backward([mx.nd.array(g1), mx.nd.array(g2)])
+        hv = 2 * xv
+        np.testing.assert_allclose(exe.grad_dict['x'].asnumpy(), 2 * (g1 + g2 * 2 * hv),
+                                   rtol=1e-5)
+    exe.backward()          # default heads: ones
+    np.testing.assert_allclose(exe.grad_dict['x'].asnumpy(), 2 * (1 + 2 * (2 * xv)),
+                               rtol=1e-5)

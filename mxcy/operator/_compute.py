@@ -11,7 +11,7 @@ _ONES = {}
 
 def ones_vector(n, dtype, ctx):
     """A cached (1, n) array of ones: GEMM with it sums rows (bias gradients)."""
-    key = (n, np.dtype(dtype).name, ctx)
+    key = (n, dtype, ctx)       # no np.dtype(...).name here: it costs microseconds a call
     vec = _ONES.get(key)
     if vec is None:
         vec = _ONES[key] = _ndarray.full((1, n), 1, ctx, dtype)

@@ -14,6 +14,11 @@ def _prod(shape):
     return math.prod(shape)
 
 
+def _as_matrix(arr, rows, cols):
+    """arr viewed as (rows, cols); itself when it already has that shape (no new view)."""
+    return arr if arr.shape == (rows, cols) else arr.reshape((rows, cols))
+
+
 @register_op
 class FullyConnected(OpSpec):
     """y = x · Wᵀ + b, with x flattened to (batch, features) when ``flatten`` is true.
@@ -65,8 +70,8 @@ class FullyConnected(OpSpec):
         x, w = ins[0], ins[1]
         y = outs[0]
         n, k = self._rows_features(p, x.shape)
-        x2 = x.reshape((n, k))
-        y2 = y.reshape((n, p.num_hidden))
+        x2 = _as_matrix(x, n, k)
+        y2 = _as_matrix(y, n, p.num_hidden)
         gemm(x2, w, y2, n, p.num_hidden, k, trans_b=True, req=req[0])
         if not p.no_bias and req[0] != 'null':
             _ndarray.binary(y2, ins[2], _ADD, out=y2)
@@ -75,11 +80,11 @@ class FullyConnected(OpSpec):
         x, w = ins[0], ins[1]
         n, k = self._rows_features(p, x.shape)
         h = p.num_hidden
-        dy = out_grads[0].reshape((n, h))
+        dy = _as_matrix(out_grads[0], n, h)
         if req[0] != 'null':
-            gemm(dy, w, in_grads[0].reshape((n, k)), n, k, h, req=req[0])
+            gemm(dy, w, _as_matrix(in_grads[0], n, k), n, k, h, req=req[0])
         if req[1] != 'null':
-            gemm(dy, x.reshape((n, k)), in_grads[1], h, k, n, trans_a=True, req=req[1])
+            gemm(dy, _as_matrix(x, n, k), in_grads[1], h, k, n, trans_a=True, req=req[1])
         if not p.no_bias and req[2] != 'null':
             ones = ones_vector(n, x.dtype, x.context)
             gemm(ones, dy, in_grads[2].reshape((1, h)), 1, h, n, req=req[2])
