@@ -475,3 +475,5 @@ cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil:
 
 include "_ops_nn.pxi"
 include "_ops_twins.pxi"
+include "_ops_metric.pxi"
+include "_ops_optim.pxi"

@@ -149,3 +149,36 @@ def gemm_np(a, b, trans_a=False, trans_b=False):
     x = a.T if trans_a else a
     y = b.T if trans_b else b
     return np.matmul(x, y).astype(a.dtype)
+
+
+def accuracy_counts(pred, label):
+    """[correct, rows] for the accuracy kernel: argmax per row (NumPy's, NaN first) against
+    the label truncated to an integer."""
+    pred = np.asarray(pred)
+    best = np.argmax(pred, axis=1)
+    truth = np.asarray(label).ravel().astype(np.int64)
+    return np.array([float((best == truth).sum()), float(pred.shape[0])])
+
+
+def optimizer_update(kind, w, g, states, lr, wd=0.0, rescale_grad=1.0, clip_gradient=None,
+                     momentum=0.0, beta1=0.9, beta2=0.999, epsilon=1e-8):
+    """The fused optimizer kernels on NumPy arrays, in place: 'sgd', 'sgd_mom', 'adam'."""
+    clip = clip_gradient is not None and clip_gradient > 0
+    if kind in ('sgd', 'sgd_mom'):
+        step = rescale_grad * g
+        if clip:
+            step = np.clip(step, -clip_gradient, clip_gradient)
+        step = step + wd * w
+        if kind == 'sgd':
+            w -= lr * step
+        else:
+            states[0][...] = momentum * states[0] - lr * step
+            w += states[0]
+        return
+    step = rescale_grad * g + wd * w
+    if clip:
+        step = np.clip(step, -clip_gradient, clip_gradient)
+    mean, var = states
+    mean[...] = beta1 * mean + (1 - beta1) * step
+    var[...] = beta2 * var + (1 - beta2) * step * step
+    w -= lr * mean / (np.sqrt(var) + epsilon)

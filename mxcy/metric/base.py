@@ -35,6 +35,7 @@ def _synced(fn):
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
         sync()
+        self._fold_pending()
         return fn(self, *args, **kwargs)
     wrapper._metric_synced = True
     return wrapper
@@ -136,6 +137,9 @@ class EvalMetric:
                 _IN_OP.active = False
         _ASYNC['pending'] = True
         engine.push(run, arrays, [_ASYNC['var']], name=f'{self.name}.update')
+
+    def _fold_pending(self):
+        """Add results that C kernels accumulated on the engine (see Accuracy)."""
 
     def __init__(self, name, output_names=None, label_names=None, **kwargs):
         self.name = str(name)

@@ -3,7 +3,9 @@ import math
 
 import numpy
 
-from mxcy.metric.base import EvalMetric, alias, pairs, register, shape_error
+from mxcy._ndarray import NDArray, zeros
+from mxcy._ops import push_accuracy_update
+from mxcy.metric.base import EvalMetric, alias, as_list, pairs, register, shape_error
 
 
 def _argmax(metric, pred, axis, label):
@@ -26,6 +28,35 @@ class Accuracy(EvalMetric):
         super().__init__(name, axis=axis, output_names=output_names,
                          label_names=label_names, has_global_stats=True)
         self.axis = axis
+
+    def update_async(self, labels, preds):
+        """(batch, classes) scores against one label per row are counted by a C kernel on
+        the engine, into an accumulator folded in by the next synced call."""
+        labels, preds = as_list(labels), as_list(preds)
+        if len(labels) != len(preds) or not all(self._counted_in_c(lab, pred)
+                                                for lab, pred in zip(labels, preds)):
+            super().update_async(labels, preds)
+            return
+        if getattr(self, '_counts', None) is None:
+            self._counts = zeros((2,), preds[0].context, dtype='float64')
+        for label, pred in zip(labels, preds):
+            push_accuracy_update(pred, label, self._counts)
+        self._counts_pending = True
+
+    def _counted_in_c(self, label, pred):
+        return (isinstance(label, NDArray) and isinstance(pred, NDArray) and pred.ndim == 2
+                and self.axis in (1, -1) and label.size == pred.shape[0]
+                and pred.shape != label.shape
+                and numpy.dtype(pred.dtype) in (numpy.float32, numpy.float64)
+                and numpy.dtype(label.dtype) in (numpy.float32, numpy.float64, numpy.int32,
+                                                 numpy.int64))
+
+    def _fold_pending(self):
+        if getattr(self, '_counts_pending', False):
+            self._counts_pending = False
+            correct, seen = self._counts.asnumpy()
+            self._counts[:] = 0
+            self._add(int(correct), int(seen))
 
     def update(self, labels, preds):
         for label, pred in pairs(self, labels, preds):

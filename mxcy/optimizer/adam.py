@@ -2,7 +2,8 @@
 import math
 
 from mxcy.ndarray.elemwise import divide, sqrt, square
-from mxcy.optimizer.optimizer import Optimizer, _number, moment_states, register
+from mxcy._ops import push_optimizer_update
+from mxcy.optimizer.optimizer import Optimizer, _fusable, _number, moment_states, register
 
 __all__ = ['Adam']
 
@@ -41,6 +42,11 @@ class Adam(Optimizer):
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         mean, var = state
+        if _fusable(weight):                    # one C pass, no temporaries
+            push_optimizer_update('adam', weight, grad, (mean, var), lr, wd,
+                                  self.rescale_grad, self.clip_gradient, beta1=self.beta1,
+                                  beta2=self.beta2, epsilon=self.epsilon)
+            return
         g = self._scaled_grad(grad, weight, wd)
         mean *= self.beta1
         tmp = g * (1.0 - self.beta1)

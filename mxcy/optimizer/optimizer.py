@@ -267,6 +267,11 @@ class Optimizer:
         return f"{type(self).__name__}(learning_rate={self.lr}, wd={self.wd})"
 
 
+def _fusable(weight):
+    """Whether the fused C update kernels (float32/float64 NDArrays) can update `weight`."""
+    return isinstance(weight, NDArray) and weight.dtype in (np.float32, np.float64)
+
+
 def _mult_dict(owner, mults):
     if not isinstance(mults, dict):
         raise TypeError(f"{owner}: expected a dict index or name -> multiplier, got "

@@ -1,6 +1,7 @@
 """``sgd``: stochastic gradient descent with optional momentum (MXNet 1.x ``mx.optimizer.SGD``)."""
 from mxcy._ndarray import zeros
-from mxcy.optimizer.optimizer import Optimizer, _number, alias, register
+from mxcy._ops import push_optimizer_update
+from mxcy.optimizer.optimizer import Optimizer, _fusable, _number, alias, register
 
 __all__ = ['SGD']
 
@@ -37,6 +38,14 @@ class SGD(Optimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd = self._begin_update(index, weight, grad)
+        if _fusable(weight):                    # one C pass, no temporaries
+            if state is None:
+                push_optimizer_update('sgd', weight, grad, (), lr, wd, self.rescale_grad,
+                                      self.clip_gradient)
+            else:
+                push_optimizer_update('sgd_mom', weight, grad, (state,), lr, wd,
+                                      self.rescale_grad, self.clip_gradient, self.momentum)
+            return
         if self._clips():
             step = self._scaled_grad(grad)
             if wd:
