@@ -11,7 +11,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from mxcy._engine cimport ERR_MEMORY, ERR_VALUE
+from mxcy._engine cimport ERR_MEMORY, ERR_VALUE, run_parts
 from mxcy._ops cimport DT_FLOAT32, DT_FLOAT64
 
 import numpy as np
@@ -132,11 +132,13 @@ cdef inline int chunk_images(int n, int64_t K, int64_t P) noexcept nogil:
     return <int>nb
 
 
-cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y) noexcept nogil:
+cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y,
+                        int lo, int hi) noexcept nogil:
+    """Images [lo, hi) of y (req) conv(x, w) + b."""
     cdef int cg = a.c // a.groups, fg = a.f // a.groups
     cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p
     cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P, mp
-    cdef int nb = chunk_images(a.n, K, P)
+    cdef int nb = chunk_images(hi - lo, K, P)
     cdef real_t* col = <real_t*>malloc(<size_t>K * nb * P * sizeof(real_t) + 1)
     cdef real_t* tmp = <real_t*>malloc(<size_t>fg * nb * P * sizeof(real_t) + 1)
     cdef real_t* yp
@@ -146,9 +148,9 @@ cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y
         free(col)
         free(tmp)
         return ERR_MEMORY
-    n0 = 0
-    while n0 < a.n:
-        m = min(nb, a.n - n0)
+    n0 = lo
+    while n0 < hi:
+        m = min(nb, hi - n0)
         mp = <int64_t>m * P
         for g in range(a.groups):
             for i in range(m):
@@ -174,27 +176,26 @@ cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y
 
 
 cdef int conv_bwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* dy, real_t* dx,
-                        real_t* dw, real_t* db) noexcept nogil:
+                        real_t* dw, int lo, int hi) noexcept nogil:
+    """Images [lo, hi): dx (req_x) of those images, and their dW contribution added into
+    `dw` (the caller zeroes it or passes a private buffer)."""
     cdef int cg = a.c // a.groups, fg = a.f // a.groups
-    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p, n
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p
     cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P, mp
-    cdef int nb = chunk_images(a.n, K, P)
+    cdef int nb = chunk_images(hi - lo, K, P)
     cdef real_t* col = <real_t*>malloc(<size_t>K * nb * P * sizeof(real_t) + 1)
     cdef real_t* dyt = <real_t*>malloc(<size_t>fg * nb * P * sizeof(real_t) + 1)
     cdef real_t* src
     cdef real_t* dst
-    cdef real_t acc
     if col == NULL or dyt == NULL:
         free(col)
         free(dyt)
         return ERR_MEMORY
-    if a.req_w == 1:
-        memset(dw, 0, <size_t>a.f * K * sizeof(real_t))
     if a.req_x == 1:
-        memset(dx, 0, <size_t>a.n * xs * sizeof(real_t))
-    n0 = 0
-    while n0 < a.n:
-        m = min(nb, a.n - n0)
+        memset(dx + lo * xs, 0, <size_t>(hi - lo) * xs * sizeof(real_t))
+    n0 = lo
+    while n0 < hi:
+        m = min(nb, hi - n0)
         mp = <int64_t>m * P
         for g in range(a.groups):
             # dyt (fg, m·P): this group's output gradients, images side by side
@@ -217,44 +218,141 @@ cdef int conv_bwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* dy, real_t* 
                            a.sw, a.dil_h, a.dil_w, a.oh, a.ow,
                            dx + (n0 + i) * xs + <int64_t>g * cg * a.h * a.w, mp)
         n0 += m
-    if a.req_b and db != NULL:
-        for f in range(a.f):
-            acc = 0
-            for n in range(a.n):
-                src = dy + n * ys + <int64_t>f * P
-                for p in range(P):
-                    acc += src[p]
-            if a.req_b == 1:
-                db[f] = acc
-            else:
-                db[f] += acc
     free(col)
     free(dyt)
     return 0
 
 
+cdef void conv_bias_grad(ConvArgs* a, real_t* dy, real_t* db) noexcept nogil:
+    cdef int f, n, p, P = a.oh * a.ow
+    cdef int64_t ys = <int64_t>a.f * P
+    cdef real_t acc
+    cdef real_t* src
+    for f in range(a.f):
+        acc = 0
+        for n in range(a.n):
+            src = dy + n * ys + <int64_t>f * P
+            for p in range(P):
+                acc += src[p]
+        if a.req_b == 1:
+            db[f] = acc
+        else:
+            db[f] += acc
+
+
+# A big convolution is cut into parts by images (run_parts): idle workers take some.
+# Each part of the backward adds its dW contribution into a private buffer; the caller
+# sums them after the parts, so no two threads ever write the same weight gradient.
+cdef enum:
+    CONV_SPLIT_MACS = 1 << 21
+    CONV_MAX_PARTS = 4
+
+cdef struct ConvParts:
+    ConvArgs* a
+    char* dw_parts        # parts × f·K elements (backward with req_w), else NULL
+    int err
+
+
+cdef inline int conv_nparts(ConvArgs* a) noexcept nogil:
+    cdef int64_t macs = <int64_t>a.n * a.f * (a.c // a.groups) * a.kh * a.kw * a.oh * a.ow
+    if macs < CONV_SPLIT_MACS or a.n < 2:
+        return 1
+    return min(a.n, <int>CONV_MAX_PARTS)
+
+
+cdef void conv_fwd_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef ConvParts* cp = <ConvParts*>arg
+    cdef ConvArgs* a = cp.a
+    cdef int lo = <int>(<int64_t>a.n * part // nparts)
+    cdef int hi = <int>(<int64_t>a.n * (part + 1) // nparts)
+    cdef int rc
+    if a.dtype == DT_FLOAT32:
+        rc = conv_fwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y, lo, hi)
+    else:
+        rc = conv_fwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.b, <double*>a.y,
+                            lo, hi)
+    if rc:
+        cp.err = rc
+
+
+cdef void conv_bwd_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef ConvParts* cp = <ConvParts*>arg
+    cdef ConvArgs* a = cp.a
+    cdef int lo = <int>(<int64_t>a.n * part // nparts)
+    cdef int hi = <int>(<int64_t>a.n * (part + 1) // nparts)
+    cdef int64_t wsize = <int64_t>a.f * (a.c // a.groups) * a.kh * a.kw
+    cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
+    cdef char* dw = cp.dw_parts + part * wsize * isz if cp.dw_parts != NULL else NULL
+    cdef int rc
+    if dw != NULL:
+        memset(dw, 0, wsize * isz)
+    if a.dtype == DT_FLOAT32:
+        rc = conv_bwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.dy, <float*>a.dx,
+                            <float*>dw, lo, hi)
+    else:
+        rc = conv_bwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.dy, <double*>a.dx,
+                            <double*>dw, lo, hi)
+    if rc:
+        cp.err = rc
+
+
+cdef void sum_parts(real_t* parts, int nparts, int64_t size, real_t* out,
+                    bint add) noexcept nogil:
+    cdef int64_t i
+    cdef int p
+    cdef real_t acc
+    for i in range(size):
+        acc = parts[i]
+        for p in range(1, nparts):
+            acc += parts[p * size + i]
+        out[i] = out[i] + acc if add else acc
+
+
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     """y := conv(x, w) + b."""
     cdef ConvArgs* a = <ConvArgs*>args
+    cdef ConvParts cp
     if a.req_y == 0:
         return 0
-    if a.dtype == DT_FLOAT32:
-        return conv_fwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y)
-    if a.dtype == DT_FLOAT64:
-        return conv_fwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.b, <double*>a.y)
-    return ERR_VALUE
+    if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
+        return ERR_VALUE
+    cp.a = a
+    cp.dw_parts = NULL
+    cp.err = 0
+    run_parts(conv_fwd_part, &cp, conv_nparts(a))
+    return cp.err
 
 
 cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     """dx, dw, db (per req) from dy."""
     cdef ConvArgs* a = <ConvArgs*>args
-    if a.dtype == DT_FLOAT32:
-        return conv_bwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.dy, <float*>a.dx,
-                              <float*>a.dwt, <float*>a.db)
-    if a.dtype == DT_FLOAT64:
-        return conv_bwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.dy, <double*>a.dx,
-                              <double*>a.dwt, <double*>a.db)
-    return ERR_VALUE
+    cdef ConvParts cp
+    cdef int nparts = conv_nparts(a)
+    cdef int64_t wsize = <int64_t>a.f * (a.c // a.groups) * a.kh * a.kw
+    cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
+    if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
+        return ERR_VALUE
+    cp.a = a
+    cp.err = 0
+    cp.dw_parts = NULL
+    if a.req_w:
+        cp.dw_parts = <char*>malloc(nparts * wsize * isz + 1)
+        if cp.dw_parts == NULL:
+            return ERR_MEMORY
+    if a.req_x or a.req_w:
+        run_parts(conv_bwd_part, &cp, nparts)
+    if cp.err == 0 and a.req_w:
+        if a.dtype == DT_FLOAT32:
+            sum_parts(<float*>cp.dw_parts, nparts, wsize, <float*>a.dwt, a.req_w == 2)
+        else:
+            sum_parts(<double*>cp.dw_parts, nparts, wsize, <double*>a.dwt, a.req_w == 2)
+    free(cp.dw_parts)
+    if cp.err == 0 and a.req_b and a.db != NULL:
+        if a.dtype == DT_FLOAT32:
+            conv_bias_grad(a, <float*>a.dy, <float*>a.db)
+        else:
+            conv_bias_grad(a, <double*>a.dy, <double*>a.db)
+    return cp.err
 
 include "_conv_pool.pxi"
 

@@ -26,9 +26,65 @@ cdef int* pool_bounds(PoolArgs* a) noexcept nogil:
     return b
 
 
-cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y) noexcept nogil:
+cdef inline bint pool_inside(PoolArgs* a) noexcept nogil:
+    """Every window lies inside the plane (no padding reached): the fast loops apply."""
+    return (a.ph == 0 and a.pw == 0 and (a.oh - 1) * a.sh + a.kh <= a.h
+            and (a.ow - 1) * a.sw + a.kw <= a.w)
+
+
+cdef void pool_fwd_inside(PoolArgs* a, real_t* x, real_t* y, real_t* acc, int64_t lo,
+                          int64_t hi) noexcept nogil:
+    """pool_fwd_typed when every window is inside: for each output row, one pass over the
+    outputs per window offset (tight, branch-light loops) into the row accumulator."""
+    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, KH = a.kh, KW = a.kw
+    cdef int SH = a.sh, SW = a.sw, ptype = a.pool_type, req = a.req
+    cdef int64_t plane
+    cdef int oi, oj, di, dj
+    cdef real_t v, scale = <real_t>1.0 / (KH * KW)
+    cdef real_t* row
+    cdef real_t* yp
+    for plane in range(lo, hi):
+        for oi in range(OH):
+            for di in range(KH):
+                row = x + plane * H * W + <int64_t>(oi * SH + di) * W
+                for dj in range(KW):
+                    if di == 0 and dj == 0:
+                        for oj in range(OW):
+                            acc[oj] = row[oj * SW]
+                    elif ptype == 0:
+                        for oj in range(OW):
+                            v = row[oj * SW + dj]
+                            acc[oj] = v if (v > acc[oj] or v != v) else acc[oj]
+                    else:
+                        for oj in range(OW):
+                            acc[oj] += row[oj * SW + dj]
+            yp = y + plane * OH * OW + <int64_t>oi * OW
+            if ptype == 1:
+                for oj in range(OW):
+                    acc[oj] *= scale
+            if req == 2:
+                for oj in range(OW):
+                    yp[oj] += acc[oj]
+            else:
+                for oj in range(OW):
+                    yp[oj] = acc[oj]
+
+
+cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y, int64_t lo,
+                        int64_t hi) noexcept nogil:
+    """Planes [lo, hi) of y (req) pool(x). The geometry lives in locals: stores through
+    y may alias the argument struct, which would force a reload of every field."""
+    cdef real_t* acc_row
+    if pool_inside(a):
+        acc_row = <real_t*>malloc(a.ow * sizeof(real_t) + 1)
+        if acc_row == NULL:
+            return ERR_MEMORY
+        pool_fwd_inside(a, x, y, acc_row, lo, hi)
+        free(acc_row)
+        return 0
     cdef int64_t plane
     cdef int oi, oj, i, j, hs, he, ws, we, count
+    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, ptype = a.pool_type, req = a.req
     cdef real_t acc, v
     cdef real_t* xp
     cdef real_t* yp
@@ -37,106 +93,192 @@ cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y) noexcept nogil:
     cdef int* cb
     if b == NULL:
         return ERR_MEMORY
-    cb = b + 3 * a.oh
-    for plane in range(a.planes):
-        xp = x + plane * a.h * a.w
-        yp = y + plane * a.oh * a.ow
-        for oi in range(a.oh):
+    cb = b + 3 * OH
+    for plane in range(lo, hi):
+        xp = x + plane * H * W
+        yp = y + plane * OH * OW
+        for oi in range(OH):
             hs, he = b[3 * oi], b[3 * oi + 1]
-            for oj in range(a.ow):
+            for oj in range(OW):
                 ws, we = cb[3 * oj], cb[3 * oj + 1]
-                if a.pool_type == 0:
-                    acc = -1e308 if real_t is double else -3.4e38
-                    for i in range(hs, he):
-                        row = xp + i * a.w
-                        for j in range(ws, we):
-                            v = row[j]
-                            if v > acc or v != v:
-                                acc = v
+                if ptype == 0:
                     if he <= hs or we <= ws:
                         acc = 0
+                    else:
+                        acc = xp[hs * W + ws]
+                        for i in range(hs, he):
+                            row = xp + i * W
+                            for j in range(ws, we):
+                                v = row[j]
+                                if v > acc or v != v:
+                                    acc = v
                 else:
                     acc = 0
                     for i in range(hs, he):
-                        row = xp + i * a.w
+                        row = xp + i * W
                         for j in range(ws, we):
                             acc += row[j]
-                    if a.pool_type == 1:
+                    if ptype == 1:
                         count = b[3 * oi + 2] * cb[3 * oj + 2]
                         acc = acc / count if count > 0 else 0
-                if a.req == 2:
-                    yp[oi * a.ow + oj] += acc
+                if req == 2:
+                    yp[oi * OW + oj] += acc
                 else:
-                    yp[oi * a.ow + oj] = acc
+                    yp[oi * OW + oj] = acc
     free(b)
     return 0
 
 
-cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx) noexcept nogil:
+cdef void pool_bwd_inside(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t lo,
+                          int64_t hi) noexcept nogil:
+    """pool_bwd_typed (after dx is zeroed or kept for add) when every window is inside."""
+    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, KH = a.kh, KW = a.kw
+    cdef int SH = a.sh, SW = a.sw, ptype = a.pool_type
+    cdef int64_t plane, base, r, best
+    cdef int oi, oj, di, dj
+    cdef real_t v, top, g, scale = <real_t>1.0 / (KH * KW) if a.pool_type == 1 else 1
+    cdef real_t* xp
+    cdef real_t* dxp
+    cdef real_t* dyp
+    for plane in range(lo, hi):
+        xp = x + plane * H * W
+        dxp = dx + plane * H * W
+        dyp = dy + plane * OH * OW
+        for oi in range(OH):
+            for oj in range(OW):
+                base = <int64_t>oi * SH * W + oj * SW
+                g = dyp[oi * OW + oj]
+                if ptype == 0 and KH == 2 and KW == 2:     # the common 2×2 window, unrolled
+                    best = base
+                    top = xp[base]
+                    if xp[base + 1] > top:
+                        best = base + 1
+                        top = xp[best]
+                    if xp[base + W] > top:
+                        best = base + W
+                        top = xp[best]
+                    if xp[base + W + 1] > top:
+                        best = base + W + 1
+                    dxp[best] += g
+                elif ptype == 0:
+                    best = base
+                    top = xp[base]
+                    for di in range(KH):
+                        r = base + <int64_t>di * W
+                        for dj in range(KW):
+                            v = xp[r + dj]
+                            if v > top:
+                                top = v
+                                best = r + dj
+                    dxp[best] += g
+                else:
+                    g = g * scale
+                    for di in range(KH):
+                        r = base + <int64_t>di * W
+                        for dj in range(KW):
+                            dxp[r + dj] += g
+
+
+cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t lo,
+                        int64_t hi) noexcept nogil:
+    """Planes [lo, hi) of dx (req) the gradient of pool given dy."""
     cdef int64_t plane
     cdef int oi, oj, i, j, hs, he, ws, we, count, best
+    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, ptype = a.pool_type
     cdef real_t acc = 0, v, g
     cdef real_t* xp
     cdef real_t* dyp
     cdef real_t* dxp
-    cdef int* b = pool_bounds(a)
+    cdef int* b
     cdef int* cb
+    if a.req == 1:
+        memset(dx + lo * H * W, 0, <size_t>(hi - lo) * H * W * sizeof(real_t))
+    if pool_inside(a):
+        pool_bwd_inside(a, x, dy, dx, lo, hi)
+        return 0
+    b = pool_bounds(a)
     if b == NULL:
         return ERR_MEMORY
-    cb = b + 3 * a.oh
-    if a.req == 1:
-        memset(dx, 0, <size_t>a.planes * a.h * a.w * sizeof(real_t))
-    for plane in range(a.planes):
-        xp = x + plane * a.h * a.w
-        dxp = dx + plane * a.h * a.w
-        dyp = dy + plane * a.oh * a.ow
-        for oi in range(a.oh):
+    cb = b + 3 * OH
+    for plane in range(lo, hi):
+        xp = x + plane * H * W
+        dxp = dx + plane * H * W
+        dyp = dy + plane * OH * OW
+        for oi in range(OH):
             hs, he = b[3 * oi], b[3 * oi + 1]
-            for oj in range(a.ow):
+            for oj in range(OW):
                 ws, we = cb[3 * oj], cb[3 * oj + 1]
-                g = dyp[oi * a.ow + oj]
-                if a.pool_type == 0:
+                g = dyp[oi * OW + oj]
+                if ptype == 0:
                     best = -1
                     for i in range(hs, he):
                         for j in range(ws, we):
-                            v = xp[i * a.w + j]
+                            v = xp[i * W + j]
                             if best < 0 or v > acc:
                                 acc = v
-                                best = i * a.w + j
+                                best = i * W + j
                     if best >= 0:
                         dxp[best] += g
                 else:
-                    if a.pool_type == 1:
+                    if ptype == 1:
                         count = b[3 * oi + 2] * cb[3 * oj + 2]
                         if count <= 0:
                             continue
                         g = g / count
                     for i in range(hs, he):
                         for j in range(ws, we):
-                            dxp[i * a.w + j] += g
+                            dxp[i * W + j] += g
     free(b)
     return 0
 
 
-cdef int pool_fwd_kernel(void* args, char* errmsg) noexcept nogil:
-    """y := pool(x) over each (h, w) plane."""
-    cdef PoolArgs* a = <PoolArgs*>args
+# Pooling is cut into parts by planes (run_parts) when it is big enough to share.
+cdef enum:
+    POOL_SPLIT_READS = 1 << 18
+
+cdef struct PoolParts:
+    PoolArgs* a
+    int backward
+    int err
+
+
+cdef void pool_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef PoolParts* pp = <PoolParts*>arg
+    cdef PoolArgs* a = pp.a
+    cdef int64_t lo = a.planes * part // nparts, hi = a.planes * (part + 1) // nparts
+    cdef int rc
+    if pp.backward:
+        if a.dtype == DT_FLOAT32:
+            rc = pool_bwd_typed(a, <float*>a.x, <float*>a.dy, <float*>a.dx, lo, hi)
+        else:
+            rc = pool_bwd_typed(a, <double*>a.x, <double*>a.dy, <double*>a.dx, lo, hi)
+    elif a.dtype == DT_FLOAT32:
+        rc = pool_fwd_typed(a, <float*>a.x, <float*>a.y, lo, hi)
+    else:
+        rc = pool_fwd_typed(a, <double*>a.x, <double*>a.y, lo, hi)
+    if rc:
+        pp.err = rc
+
+
+cdef int run_pool(PoolArgs* a, int backward) noexcept nogil:
+    cdef PoolParts pp
+    cdef int64_t reads = <int64_t>a.planes * a.oh * a.ow * a.kh * a.kw
     if a.req == 0:
         return 0
-    if a.dtype == DT_FLOAT32:
-        return pool_fwd_typed(a, <float*>a.x, <float*>a.y)
-    if a.dtype == DT_FLOAT64:
-        return pool_fwd_typed(a, <double*>a.x, <double*>a.y)
-    return ERR_VALUE
+    if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
+        return ERR_VALUE
+    pp.a = a
+    pp.backward = backward
+    pp.err = 0
+    run_parts(pool_part, &pp, 4 if reads >= POOL_SPLIT_READS and a.planes >= 4 else 1)
+    return pp.err
+
+
+cdef int pool_fwd_kernel(void* args, char* errmsg) noexcept nogil:
+    """y := pool(x) over each (h, w) plane."""
+    return run_pool(<PoolArgs*>args, 0)
 
 
 cdef int pool_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     """dx (req) the gradient of pool at x given dy."""
-    cdef PoolArgs* a = <PoolArgs*>args
-    if a.req == 0:
-        return 0
-    if a.dtype == DT_FLOAT32:
-        return pool_bwd_typed(a, <float*>a.x, <float*>a.dy, <float*>a.dx)
-    if a.dtype == DT_FLOAT64:
-        return pool_bwd_typed(a, <double*>a.x, <double*>a.dy, <double*>a.dx)
-    return ERR_VALUE
+    return run_pool(<PoolArgs*>args, 1)

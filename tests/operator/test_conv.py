@@ -152,3 +152,63 @@ def test_pooling_errors():
         mx.sym.Pooling(mx.sym.Variable('x'), kernel=(2,), name='p').infer_shape(x=(1, 1, 4, 4))
     with pytest.raises(ValueError, match="pool_type.*one of"):
         mx.sym.Pooling(mx.sym.Variable('x'), kernel=(2, 2), pool_type='median')
+
+
+@pytest.mark.parametrize('groups', [1, 2])
+def test_big_convolution_in_parts_equals_image_by_image(groups):
+    """Convolutions above the sharing threshold are cut into image ranges (dW summed from
+    private per-part buffers): the result equals the kernel run one image at a time."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((16, 8, 16, 16))
+    w = rng.standard_normal((16, 8 // groups, 3, 3))
+    b = rng.standard_normal(16)
+    args = dict(stride=(1, 1), pad=(1, 1), dilate=(1, 1), groups=groups)
+    y = _conv.conv_fwd_np(x, w, b, **args)
+    np.testing.assert_allclose(y, conv_ref(x, w, b, (1, 1), (1, 1), (1, 1), groups),
+                               rtol=1e-10, atol=1e-10)
+    dy = rng.standard_normal(y.shape)
+    dx, dw, db = _conv.conv_bwd_np(x, w, dy, True, **args)
+    singles = [_conv.conv_bwd_np(x[i:i + 1], w, dy[i:i + 1], True, **args)
+               for i in range(len(x))]
+    np.testing.assert_allclose(dx, np.concatenate([s[0] for s in singles]), rtol=1e-10,
+                               atol=1e-10)
+    np.testing.assert_allclose(dw, sum(s[1] for s in singles), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(db, sum(s[2] for s in singles), rtol=1e-10, atol=1e-10)
+
+
+def test_big_convolution_gradients_accumulate_with_req_add():
+    data = mx.sym.Variable('data')
+    net = mx.sym.Pooling(mx.sym.Convolution(data, kernel=(3, 3), num_filter=16, pad=(1, 1),
+                                            name='c'),
+                         kernel=(2, 2), stride=(2, 2), pool_type='max')
+    exe = net.simple_bind(mx.cpu(), data=(16, 8, 16, 16), grad_req='add')
+    rng = np.random.default_rng(8)
+    for name, arr in exe.arg_dict.items():
+        arr[:] = rng.standard_normal(arr.shape)
+    for g in exe.grad_arrays:
+        g[:] = 0
+    head = mx.nd.array(rng.standard_normal(exe.outputs[0].shape))
+    exe.forward(is_train=True)
+    exe.backward([head])
+    once = {k: v.asnumpy() for k, v in exe.grad_dict.items()}
+    exe.forward(is_train=True)
+    exe.backward([head])
+    for k, v in exe.grad_dict.items():
+        np.testing.assert_allclose(v.asnumpy(), 2 * once[k], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('pool_type', [0, 1])
+def test_big_pooling_in_parts_matches_numpy(pool_type):
+    """Pooling above the sharing threshold is cut into plane ranges: same as NumPy."""
+    x = np.random.default_rng(9).standard_normal((32, 16, 32, 32)).astype(np.float32)
+    y = _conv.pool_fwd_np(x, (2, 2), (2, 2), (0, 0), 16, 16, pool_type)
+    windows = x.reshape(32, 16, 16, 2, 16, 2)
+    ref = windows.max(axis=(3, 5)) if pool_type == 0 else windows.mean(axis=(3, 5))
+    np.testing.assert_allclose(y, ref, rtol=1e-6, atol=1e-6)
+    dy = np.ones_like(y)
+    dx = _conv.pool_bwd_np(x, dy, (2, 2), (2, 2), (0, 0), pool_type)
+    if pool_type == 0:       # one 1 per window, at its maximum
+        np.testing.assert_array_equal(dx.reshape(32, 16, 16, 2, 16, 2).sum(axis=(3, 5)), 1)
+        np.testing.assert_array_equal(dx[x == np.repeat(np.repeat(ref, 2, 2), 2, 3)], 1)
+    else:
+        np.testing.assert_allclose(dx, 0.25)
