@@ -42,8 +42,8 @@ cdef extern from "_rnn_math.h" nogil:
 cdef extern from "_rnn_gemm.h" nogil:
     int64_t mxcy_packed_len(int k, int n)
     void mxcy_pack_b(const float* b, int ldb, int trans, int k, int n, float* packed)
-    int mxcy_gemm_packed(int m, int n, int k, const float* a, int lda, const float* packed,
-                         float* c, int ldc, int accumulate)
+    int mxcy_gemm_packed(int m, int n, int k, const float* a, int lda, int inc,
+                         const float* packed, float* c, int ldc, int accumulate)
     int mxcy_gemm_isa()
 
 ctypedef fused real_t:
@@ -102,8 +102,8 @@ cdef void weight_offsets(RnnArgs* a, int l, int d, int64_t* wx, int64_t* wh, int
 
 
 # ---------------------------------------------------------------- small helpers
-cdef inline void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b,
-                      int ldb, real_t beta, real_t* c, int ldc) noexcept nogil:
+cdef inline void blas_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda,
+                           real_t* b, int ldb, real_t beta, real_t* c, int ldc) noexcept nogil:
     """c := op(a)·op(b) + beta·c, row-major with leading dimensions (as column-major
     bᵀ·aᵀ)."""
     cdef char cta = b'T' if ta else b'N'
@@ -135,14 +135,50 @@ cdef real_t* pack_weight(real_t* b, int ldb, bint trans, int k, int n) noexcept 
     return packed
 
 
+cdef void transpose(real_t* src, int lds, int rows, int cols, real_t* dst) noexcept nogil:
+    """dst (cols × rows, contiguous) := srcᵀ; src rows × cols with row stride lds. In
+    32 × 32 tiles, so both sides stay in cache."""
+    cdef int i0, j0, i, j
+    for i0 in range(0, rows, 32):
+        for j0 in range(0, cols, 32):
+            for i in range(i0, min(i0 + 32, rows)):
+                for j in range(j0, min(j0 + 32, cols)):
+                    dst[<int64_t>j * rows + i] = src[<int64_t>i * lds + j]
+
+
+cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b, int ldb,
+               real_t beta, real_t* c, int ldc) noexcept nogil:
+    """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 packs op(b) and runs the SIMD
+    kernel, else BLAS."""
+    cdef real_t* packed
+    cdef real_t* at = NULL
+    cdef int done = 0
+    if real_t is float:
+        if k > 0 and (beta == 0 or beta == 1):
+            packed = pack_weight(b, ldb, tb, k, n)
+            if packed != NULL and ta:
+                # a transposed A read in place strides a whole row per k: 2x slower than
+                # transposing it first (measured for the dW GEMMs)
+                at = <real_t*>malloc(<int64_t>m * k * sizeof(real_t))
+                if at != NULL:
+                    transpose(a, lda, k, m, at)
+            if packed != NULL and (at != NULL or not ta):
+                done = mxcy_gemm_packed(m, n, k, at if ta else a, k if ta else lda, 1,
+                                        packed, c, ldc, beta != 0)
+            free(packed)
+            free(at)
+    if not done:
+        blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+
+
 cdef inline void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bint tb,
                            real_t* b, int ldb, real_t beta, real_t* c, int ldc) noexcept nogil:
     """c := a·op(b) + beta·c (beta 0 or 1) for a small m: on the packed copy of op(b)
     when there is one (the per-step GEMM of the recurrence), else through BLAS."""
     if real_t is float:
-        if packed != NULL and mxcy_gemm_packed(m, n, k, a, lda, packed, c, ldc, beta != 0):
+        if packed != NULL and mxcy_gemm_packed(m, n, k, a, lda, 1, packed, c, ldc, beta != 0):
             return
-    gemm(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+    blas_gemm(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 
 
 cdef void store_rows(real_t* dst, real_t* src, int rows, int cols, int ld_src,

@@ -167,3 +167,23 @@ def rnn_backward(str mode, int num_layers, bint bidirectional, bint masks, x, w,
     a.dhx = opt_ptr(dhx) if a.req_dhx else NULL
     a.dcx = opt_ptr(dcx) if a.req_dcx else NULL
     push_kernel(rnn_bwd_kernel, &a, sizeof(a), reads, nr, writes, nw, 0, _B_BWD, 0)
+
+
+def gemm_np(a, b, bint trans_a=False, bint trans_b=False):
+    """op(a)·op(b) through the kernels' GEMM (float32: the packed SIMD kernel, if the CPU
+    has one; float64: BLAS)."""
+    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+    n = b.shape[0] if trans_b else b.shape[1]
+    c = np.empty((m, n), dtype=a.dtype)
+    if a.dtype == np.float32:
+        gemm[float](trans_a, trans_b, m, n, k, <float*>_ptr(a), a.shape[1], <float*>_ptr(b),
+                    b.shape[1], 0, <float*>_ptr(c), n)
+    else:
+        gemm[double](trans_a, trans_b, m, n, k, <double*>_ptr(a), a.shape[1],
+                     <double*>_ptr(b), b.shape[1], 0, <double*>_ptr(c), n)
+    return c
+
+
+def gemm_isa():
+    """The SIMD GEMM kernel in use: 'avx512', 'avx2' or None (BLAS)."""
+    return {2: 'avx512', 1: 'avx2'}.get(mxcy_gemm_isa())
