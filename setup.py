@@ -13,6 +13,7 @@ MOD_NAMES = [
     "mxcy._ops",
     "mxcy._ndarray",
     "mxcy._conv",
+    "mxcy._rnn",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -30,13 +31,20 @@ COMPILER_DIRECTIVES = {
 }
 
 
+# Per-module compiler flags. _rnn: its float32 sigmoid/tanh loops (mxcy/_rnn_math.h) clamp
+# their argument before an int conversion; with trapping math GCC keeps that as a branch and
+# leaves the loop scalar. mxcy never reads floating-point exception flags.
+EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
+
+
 def make_extension(name):
     return Extension(
         name,
         [name.replace(".", "/") + ".pyx"],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fno-strict-aliasing"] + (["-g", "-O0"] if DEBUG else []),
+        extra_compile_args=["-O3", "-fno-strict-aliasing"] + EXTRA_COMPILE_ARGS.get(name, [])
+        + (["-g", "-O0"] if DEBUG else []),
     )
 
 

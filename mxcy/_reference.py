@@ -182,3 +182,136 @@ def optimizer_update(kind, w, g, states, lr, wd=0.0, rescale_grad=1.0, clip_grad
     mean[...] = beta1 * mean + (1 - beta1) * step
     var[...] = beta2 * var + (1 - beta2) * step * step
     w -= lr * mean / (np.sqrt(var) + epsilon)
+
+
+# ---------------------------------------------------------------- fused RNN (mxcy._rnn)
+# Twins of `_rnn.rnn_fwd_np` / `_rnn.rnn_bwd_np`: one cell at a time, caching each step;
+# `saved` is this module's own record (the kernels keep a flat `reserve` instead).
+_RNN_GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def rnn_unpack(flat, mode, num_layers, dirs, input_size, hidden):
+    """{(layer, direction): (W_x, W_h, b_x, b_h)}: MXNet's packing, every weight first."""
+    g, parts, off = _RNN_GATES[mode] * hidden, {}, 0
+    for layer in range(num_layers):
+        ni = input_size if layer == 0 else dirs * hidden
+        for d in range(dirs):
+            parts[layer, d] = [flat[off:off + g * ni].reshape(g, ni),
+                               flat[off + g * ni:off + g * (ni + hidden)].reshape(g, hidden)]
+            off += g * (ni + hidden)
+    for layer in range(num_layers):
+        for d in range(dirs):
+            parts[layer, d] += [flat[off:off + g], flat[off + g:off + 2 * g]]
+            off += 2 * g
+    return parts
+
+
+def _rnn_cell(mode, x, h, c, wx, wh, bx, bh):
+    """One step: (h', c', cache)."""
+    hs = h.shape[1]
+    if mode == 'lstm':
+        a = x @ wx.T + bx + h @ wh.T + bh
+        i, f = _sigmoid(a[:, :hs]), _sigmoid(a[:, hs:2 * hs])
+        g, o = np.tanh(a[:, 2 * hs:3 * hs]), _sigmoid(a[:, 3 * hs:])
+        c_new = f * c + i * g
+        h_new = o * np.tanh(c_new)
+        return h_new, c_new, (x, h, c, i, f, g, o, c_new)
+    if mode == 'gru':
+        ax, ah = x @ wx.T + bx, h @ wh.T + bh
+        r = _sigmoid(ax[:, :hs] + ah[:, :hs])
+        z = _sigmoid(ax[:, hs:2 * hs] + ah[:, hs:2 * hs])
+        n = np.tanh(ax[:, 2 * hs:] + r * ah[:, 2 * hs:])
+        return (1 - z) * n + z * h, None, (x, h, r, z, n, ah[:, 2 * hs:])
+    a = x @ wx.T + bx + h @ wh.T + bh
+    h_new = np.tanh(a) if mode == 'rnn_tanh' else np.maximum(a, 0)
+    return h_new, None, (x, h, h_new)
+
+
+def _rnn_cell_backward(mode, cache, dh, dc, wx, wh):
+    """Gradients of one step: (dx, dh_prev, dc_prev, dwx, dwh, dbx, dbh)."""
+    if mode == 'lstm':
+        x, h, c, i, f, g, o, c_new = cache
+        tc = np.tanh(c_new)
+        dc = dc + dh * o * (1 - tc * tc)
+        da = np.concatenate([dc * g * i * (1 - i), dc * c * f * (1 - f),
+                             dc * i * (1 - g * g), dh * tc * o * (1 - o)], axis=1)
+        dax = dah = da
+        dh_prev, dc = da @ wh, dc * f
+    elif mode == 'gru':
+        x, h, r, z, n, hn = cache
+        dn = dh * (1 - z) * (1 - n * n)
+        dr = dn * hn * r * (1 - r)
+        dz = dh * (h - n) * z * (1 - z)
+        dax = np.concatenate([dr, dz, dn], axis=1)
+        dah = np.concatenate([dr, dz, dn * r], axis=1)
+        dh_prev = dh * z + dah @ wh
+    else:
+        x, h, h_new = cache
+        dax = dah = dh * ((h_new > 0) if mode == 'rnn_relu' else (1 - h_new * h_new))
+        dh_prev = dax @ wh
+    return (dax @ wx, dh_prev, dc, dax.T @ x, dah.T @ h, dax.sum(axis=0), dah.sum(axis=0))
+
+
+def rnn_fwd_np(mode, x, w, hx, cx, num_layers, bidirectional, masks=None):
+    """(y, hy, cy, saved); `masks`: dropout mask (T, N, D·H) of each layer but the last."""
+    dirs, (t, _, ni), hs = 2 if bidirectional else 1, x.shape, hx.shape[2]
+    weights = rnn_unpack(w, mode, num_layers, dirs, ni, hs)
+    hy = np.empty_like(hx)
+    cy = np.empty_like(hx) if mode == 'lstm' else None
+    saved, layer_in = {}, x
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            h, c = hx[k], (cx[k] if mode == 'lstm' else None)
+            ys, caches = [None] * t, [None] * t
+            for s in (range(t) if d == 0 else range(t - 1, -1, -1)):
+                h, c, caches[s] = _rnn_cell(mode, layer_in[s], h, c, *weights[layer, d])
+                ys[s] = h
+            hy[k] = h
+            if cy is not None:
+                cy[k] = c
+            saved[layer, d] = caches
+            outs.append(np.stack(ys))
+        layer_in = np.concatenate(outs, axis=2)
+        if masks is not None and layer < num_layers - 1:
+            layer_in = layer_in * masks[layer]
+    saved['masks'] = masks
+    return layer_in, hy, cy, saved
+
+
+def rnn_bwd_np(mode, x, w, hx, cx, saved, dy, dhy, dcy, num_layers, bidirectional,
+               masks=False):
+    """(dx, dw, dhx, dcx) by backpropagation through time over the cached steps."""
+    dirs, (t, _, ni), hs = 2 if bidirectional else 1, x.shape, hx.shape[2]
+    weights = rnn_unpack(w, mode, num_layers, dirs, ni, hs)
+    dw = np.zeros_like(w)
+    dweights = rnn_unpack(dw, mode, num_layers, dirs, ni, hs)
+    dhx = np.zeros_like(hx)
+    dcx = np.zeros_like(hx) if mode == 'lstm' else None
+    d_out = dy
+    for layer in range(num_layers - 1, -1, -1):
+        d_in = np.zeros((t,) + saved[layer, 0][0][0].shape, dtype=x.dtype)
+        for d in range(dirs):
+            k = layer * dirs + d
+            dh = dhy[k].copy() if dhy is not None else np.zeros_like(hx[k])
+            dc = dcy[k].copy() if (dcy is not None and mode == 'lstm') else np.zeros_like(hx[k])
+            wx, wh = weights[layer, d][:2]
+            for s in (range(t - 1, -1, -1) if d == 0 else range(t)):
+                dh = dh + d_out[s][:, d * hs:(d + 1) * hs]
+                dxs, dh, dc, *dparams = _rnn_cell_backward(mode, saved[layer, d][s], dh, dc,
+                                                           wx, wh)
+                d_in[s] += dxs
+                for acc, grad in zip(dweights[layer, d], dparams):
+                    acc += grad
+            dhx[k] = dh
+            if dcx is not None:
+                dcx[k] = dc
+        if layer > 0 and saved['masks'] is not None:
+            d_in = d_in * saved['masks'][layer - 1]
+        d_out = d_in
+    return d_out, dw, dhx, dcx

@@ -245,3 +245,31 @@ def test_errors():
     with pytest.raises(TypeError, match="RNN: data must be float32 or float64"):
         mx.nd.RNN(*[mx.nd.ones(s, dtype=np.float16) for s in ((4, 3, 5), (78,), (1, 3, 6))],
                   state_size=6, num_layers=1, mode='rnn_tanh')
+
+
+def test_mixed_grad_req_lstm():
+    # null / write / add per argument in one backward kernel, with state outputs
+    ins = _inputs('lstm', 2, True, t=3, n=2, i=3, h=4, seed=7)
+    net = mx.sym.RNN(mx.sym.var('data'), state_size=4, num_layers=2, mode='lstm',
+                     bidirectional=True, state_outputs=True, name='rnn')
+    names = ['data', 'rnn_parameters', 'rnn_state', 'rnn_state_cell']
+    req = {'data': 'null', 'rnn_parameters': 'write', 'rnn_state': 'add',
+           'rnn_state_cell': 'write'}
+    exe = net.simple_bind(mx.cpu(), grad_req=req, type_dict={'data': np.float64},
+                          data=(3, 2, 3))
+    full = net.simple_bind(mx.cpu(), grad_req='write', type_dict={'data': np.float64},
+                           data=(3, 2, 3))
+    for e in (exe, full):
+        for name, value in zip(names, ins):
+            e.arg_dict[name][:] = value
+    exe.grad_dict['rnn_state'][:] = 1.0
+    rng = np.random.default_rng(8)
+    heads = [mx.nd.array(rng.standard_normal(o.shape), dtype=np.float64)
+             for o in full.forward(is_train=True)]
+    exe.forward(is_train=True)
+    exe.backward(heads)
+    full.backward(heads)
+    assert 'data' not in exe.grad_dict or exe.grad_dict['data'] is None
+    for name in names[1:]:
+        want = full.grad_dict[name].asnumpy() + (1.0 if name == 'rnn_state' else 0.0)
+        np.testing.assert_allclose(exe.grad_dict[name].asnumpy(), want, rtol=1e-12)
