@@ -10,8 +10,8 @@ cimport numpy as cnp
 from libc.math cimport (sqrt, exp, log, fabs, tanh, floor, ceil, round, log1p, expm1,
                         sin, cos, fmod, pow, trunc, log2, log10, cbrt, atan, tan, hypot,
                         NAN)
-from libc.stdint cimport int8_t, uint8_t, int32_t, int64_t
-from libc.string cimport memcpy, memmove, strncpy
+from libc.stdint cimport int8_t, uint8_t, uint16_t, int32_t, int64_t
+from libc.string cimport memcpy, memmove, memset, strncpy
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_parts
@@ -477,3 +477,4 @@ include "_ops_nn.pxi"
 include "_ops_twins.pxi"
 include "_ops_metric.pxi"
 include "_ops_optim.pxi"
+include "_ops_index.pxi"

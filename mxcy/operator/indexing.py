@@ -12,6 +12,7 @@ MXNet 1.x semantics.
 import numpy as np
 
 from mxcy import _ndarray
+from mxcy._ops import push_rows
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import (check_axis, fmt_shape, prod, push_scatter, push_value,
@@ -429,17 +430,31 @@ class Embedding(OpSpec):
 
     def forward(self, p, is_train, req, ins, outs, aux):
         n = p.input_dim
-        push_value(lambda i, w: np.take(w, fix_indices(i, n, 'clip'), axis=0),
-                   ins, outs[0], req[0], 'Embedding')
+        if req[0] in ('write', 'inplace') and _rows_in_c(ins[0], ins[1]):
+            push_rows('gather', ins[0], ins[1], outs[0].reshape((-1, p.output_dim)))
+        else:
+            push_value(lambda i, w: np.take(w, fix_indices(i, n, 'clip'), axis=0),
+                       ins, outs[0], req[0], 'Embedding')
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         n, k = p.input_dim, p.output_dim
-
-        def scatter(idx, dy, acc):
-            np.add.at(acc, fix_indices(idx, n, 'clip').reshape(-1), dy.reshape(-1, k))
-        push_scatter(scatter, [ins[0], out_grads[0]], in_grads[1], req[1],
-                     'Embedding_backward')
+        if req[1] != 'null' and _rows_in_c(ins[0], in_grads[1], scatter=True):
+            push_rows('scatter', ins[0], in_grads[1], out_grads[0].reshape((-1, k)),
+                      zero_first=req[1] != 'add')
+        else:
+            def scatter(idx, dy, acc):
+                np.add.at(acc, fix_indices(idx, n, 'clip').reshape(-1), dy.reshape(-1, k))
+            push_scatter(scatter, [ins[0], out_grads[0]], in_grads[1], req[1],
+                         'Embedding_backward')
         zero_grads(req, in_grads, which=(0,))
+
+
+def _rows_in_c(idx, table, scatter=False):
+    """Whether the C row kernels take these (float/int indices; scatter: float tables)."""
+    kinds = (np.float32, np.float64) if scatter else (np.float32, np.float64, np.float16,
+                                                       np.int32, np.int64, np.int8, np.uint8)
+    return (np.dtype(idx.dtype) in (np.float32, np.float64, np.int32, np.int64)
+            and np.dtype(table.dtype) in kinds)
 
 
 # ---------------------------------------------------------------- selection

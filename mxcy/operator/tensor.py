@@ -21,7 +21,7 @@ import numpy as np
 
 from mxcy import _ndarray
 from mxcy._ndarray import infer_reshape
-from mxcy._ops import BINARY_OPS
+from mxcy._ops import BINARY_OPS, push_permute
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, ShapeError, register_op
 
@@ -296,12 +296,18 @@ class _PermuteOp(OpSpec):
 
     def forward(self, p, is_train, req, ins, outs, aux):
         perm = self._perm(p, ins[0].shape)
-        push_value(lambda x: x.transpose(perm), ins, outs[0], req[0], self.name)
+        if req[0] in ('write', 'inplace'):
+            push_permute(ins[0], outs[0], perm, self.name)
+        else:
+            push_value(lambda x: x.transpose(perm), ins, outs[0], req[0], self.name)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        inv = tuple(np.argsort(self._perm(p, ins[0].shape)))
-        push_value(lambda dy: dy.transpose(inv), out_grads, in_grads[0], req[0],
-                   self.name + '_backward')
+        inv = tuple(int(a) for a in np.argsort(self._perm(p, ins[0].shape)))
+        if req[0] in ('write', 'inplace'):
+            push_permute(out_grads[0], in_grads[0], inv, self.name + '_backward')
+        else:
+            push_value(lambda dy: dy.transpose(inv), out_grads, in_grads[0], req[0],
+                       self.name + '_backward')
 
 
 @register_op
