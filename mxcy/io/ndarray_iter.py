@@ -29,6 +29,7 @@ NumPy inputs are copied once into NDArrays (float32 unless they are NDArrays alr
 import numpy as np
 
 from mxcy._ndarray import NDArray, new_empty, push_numpy
+from mxcy._ops import push_rows
 from mxcy.base import dtype_code
 from mxcy.io.base import DataBatch, DataDesc, DataIter, check_batch_size, register
 from mxcy.ndarray.utils import array
@@ -102,6 +103,12 @@ def gather(arr, idx, axis, name='NDArrayIter', zero_tail=0):
         return arr[start:start + k]
     shape = arr.shape[:axis] + (k,) + arr.shape[axis + 1:]
     out = new_empty(shape, dtype_code(arr.dtype), arr.context)
+    if axis == 0 and not zero_tail and k and arr.size and np.dtype(arr.dtype) != np.bool_:
+        # a C row gather: no Python op (and no GIL hand-off) per shuffled batch
+        rows = arr.reshape((arr.shape[0], -1))
+        push_rows('gather', array(np.asarray(idx, np.int64), arr.context, dtype=np.int64),
+                  rows, out.reshape((k, rows.shape[1])))
+        return out
 
     def run(x, o):
         np.take(x, idx, axis=axis, out=o, mode='clip')    # ids are valid: no checking copy
