@@ -24,7 +24,7 @@ from libc.string cimport memset, memcpy
 from libc.math cimport exp, tanh
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from mxcy._engine cimport ERR_MEMORY, ERR_VALUE
+from mxcy._engine cimport ERR_MEMORY, ERR_VALUE, run_parts
 from mxcy._ops cimport DT_FLOAT32, DT_FLOAT64
 
 import numpy as np
@@ -146,6 +146,39 @@ cdef void transpose(real_t* src, int lds, int rows, int cols, real_t* dst) noexc
                     dst[<int64_t>j * rows + i] = src[<int64_t>i * lds + j]
 
 
+# The sequence-wide GEMMs (input projection, dW, dx) are big: their rows are cut into
+# parts that idle engine workers join (run_parts), all reading the one packed B.
+cdef struct PackedGemm:
+    int m
+    int n
+    int k
+    int lda
+    int ldc
+    int accumulate
+    const float* a
+    const float* packed
+    float* c
+
+
+cdef void packed_gemm_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef PackedGemm* g = <PackedGemm*>arg
+    cdef int lo = (g.m * part // nparts) // 8 * 8          # whole 8-row register blocks
+    cdef int hi = g.m if part == nparts - 1 else (g.m * (part + 1) // nparts) // 8 * 8
+    if hi > lo:
+        mxcy_gemm_packed(hi - lo, g.n, g.k, g.a + <int64_t>lo * g.lda, g.lda, 1, g.packed,
+                         g.c + <int64_t>lo * g.ldc, g.ldc, g.accumulate)
+
+
+cdef int packed_gemm_shared(int m, int n, int k, const float* a, int lda, const float* packed,
+                            float* c, int ldc, int accumulate) noexcept nogil:
+    cdef PackedGemm g
+    g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, accumulate
+    g.a, g.packed, g.c = a, packed, c
+    run_parts(packed_gemm_part, &g,
+              4 if m >= 64 and <int64_t>m * n * k >= (1 << 21) else 1)
+    return 1
+
+
 cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b, int ldb,
                real_t beta, real_t* c, int ldc) noexcept nogil:
     """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 packs op(b) and runs the SIMD
@@ -163,8 +196,8 @@ cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t
                 if at != NULL:
                     transpose(a, lda, k, m, at)
             if packed != NULL and (at != NULL or not ta):
-                done = mxcy_gemm_packed(m, n, k, at if ta else a, k if ta else lda, 1,
-                                        packed, c, ldc, beta != 0)
+                done = packed_gemm_shared(m, n, k, at if ta else a, k if ta else lda,
+                                          packed, c, ldc, beta != 0)
             free(packed)
             free(at)
     if not done:
