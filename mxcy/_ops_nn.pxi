@@ -37,6 +37,18 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
     """dx (req) dy · f'(v)."""
     cdef int64_t i
     cdef real_t g
+    if op == G_SOFTRELU and v != NULL:          # the exp-based factors: vector loops
+        if real_t is float:
+            mxcy_vsoftrelu_grad_x_f32(v, dy, dx, n, req == 2)
+        else:
+            mxcy_vsoftrelu_grad_x_f64(v, dy, dx, n, req == 2)
+        return
+    if op == G_SOFTRELU_Y and v != NULL:
+        if real_t is float:
+            mxcy_vsoftrelu_grad_y_f32(v, dy, dx, n, req == 2)
+        else:
+            mxcy_vsoftrelu_grad_y_f64(v, dy, dx, n, req == 2)
+        return
     if op == G_RELU:
         for i in range(n):
             g = dy[i] if v[i] > 0 else 0
@@ -59,12 +71,34 @@ cdef int grad_kernel(void* args, char* errmsg) noexcept nogil:
 
 
 # ---------------------------------------------------------------- softmax
+cdef bint softmax_rows(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noexcept nogil:
+    """softmax_typed over contiguous rows (inner == 1, the last axis) by the vector loops of
+    _vecmath.h; False when the axis is strided."""
+    cdef double inv_t = 1.0 / a.temperature
+    cdef int add = a.req == 2
+    if a.inner != 1:
+        return False
+    if real_t is float:
+        if a.backward:
+            mxcy_softmax_grad_rows_f32(x, dy, out, a.outer, a.length, inv_t, a.log, add)
+        else:
+            mxcy_softmax_rows_f32(x, out, a.outer, a.length, inv_t, a.log, add)
+    else:
+        if a.backward:
+            mxcy_softmax_grad_rows_f64(x, dy, out, a.outer, a.length, inv_t, a.log, add)
+        else:
+            mxcy_softmax_rows_f64(x, out, a.outer, a.length, inv_t, a.log, add)
+    return True
+
+
 cdef void softmax_typed(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noexcept nogil:
     """Along the middle axis of (outer, length, inner):
     forward  y = softmax(x / T) (or its log);
     backward dx = y (dy − Σ dy·y) / T  (log: dx = (dy − exp(y) Σ dy) / T)."""
     cdef int64_t o, i, j, base, L = a.length, S = a.inner
     cdef double m, s, t, inv_t = 1.0 / a.temperature, r
+    if softmax_rows(a, x, dy, out):
+        return
     for o in range(a.outer):
         for j in range(S):
             base = o * L * S + j
