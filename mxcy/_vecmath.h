@@ -76,11 +76,14 @@ MXCY_INLINE float mxcy_expf(float x, float lo, float hi)
     q = q * r + 0x1.555486p-3f;
     q = q * r + 0x1.fffffcp-2f;
     float p = q * (r * r) + r;                     /* exp(r) - 1 */
-    /* 2^k = 2^k1 * 2^k2, k1 = floor(k/2): both factors normal even when the result is
-     * subnormal, so it is rounded once; u = k + 256 >= 0 keeps every shift logical */
-    uint32_t u = kb - 0x4B3FFF00u;
-    float s1 = mxcy_f32_from_bits(((u >> 1) - 1u) << 23);
-    float s2 = mxcy_f32_from_bits((u - (u >> 1) - 1u) << 23);
+    /* 2^k = 2^(e1 - 127) * 2^(e2 - 127) with e1 + e2 = k + 254 split in halves: both
+     * factors normal even when the result is subnormal, so it is rounded once. The low
+     * 23 bits of kb hold 2^22 + k, and only the low 9 bits of u and of u - h reach the
+     * exponent field, so magic's bits need no subtracting (5 integer operations). */
+    uint32_t u = kb + 254u;
+    uint32_t h = u >> 1;
+    float s1 = mxcy_f32_from_bits(h << 23);
+    float s2 = mxcy_f32_from_bits((u - h) << 23);
     return (p * s1 + s1) * s2;
 }
 
@@ -114,9 +117,10 @@ MXCY_INLINE double mxcy_exp(double x)
     double r = x - kd * 0x1.62e42feep-1;          /* fdlibm's ln2 split */
     r = r - kd * 0x1.a39ef35793c76p-33;
     double p = mxcy_expm1_reduced(r);
-    uint64_t u = kb - 0x4337FFFFFFFFF800ull;       /* k + 2048 */
-    double s1 = mxcy_f64_from_bits(((u >> 1) - 1u) << 52);
-    double s2 = mxcy_f64_from_bits((u - (u >> 1) - 1u) << 52);
+    uint64_t u = kb + 2046u;                       /* as in mxcy_expf: e1 + e2 = k + 2046 */
+    uint64_t h = u >> 1;
+    double s1 = mxcy_f64_from_bits(h << 52);
+    double s2 = mxcy_f64_from_bits((u - h) << 52);
     double y = (p * s1 + s1) * s2;
     y = x > 710.0 ? INFINITY : y;
     y = x < -746.0 ? 0.0 : y;
