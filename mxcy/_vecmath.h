@@ -13,7 +13,7 @@
  * inf, underflow through the subnormals to 0 (2^k is applied as two factors 2^k1 * 2^k2 so
  * a subnormal result is rounded once). Accuracy, measured by tests/kernels: float32 exp
  * within 1.02 ulp (NumPy's own is 2.5 ulp), float64 exp within 1 ulp; sigmoid and tanh of
- * float32 are computed in double and rounded once, of float64 within 4 ulp.
+ * float32 are computed in double (to 2^-31) and rounded once, of float64 within 4 ulp.
  */
 #ifndef MXCY_VECMATH_H
 #define MXCY_VECMATH_H
@@ -89,16 +89,19 @@ MXCY_INLINE float mxcy_expf(float x, float lo, float hi)
 
 /* ------------------------------------------------------------------ float64 exp / expm1
  * Same scheme; exp(r) - 1 by its Taylor series to degree 13 (truncation < 2^-57 on
- * |r| <= ln2/2). Outside [-746, 710] the result is 0 or inf; inside, k is in
- * [-1076, 1024]. */
-MXCY_INLINE double mxcy_expm1_reduced(double r)
+ * |r| <= ln2/2), or to degree 8 (2^-31) where the result is rounded to float32 (`f32`, a
+ * constant after inlining). */
+MXCY_INLINE double mxcy_expm1_reduced(double r, int f32)
 {
-    double q = 1.0 / 6227020800.0;                 /* 1/13! */
-    q = q * r + 1.0 / 479001600.0;
-    q = q * r + 1.0 / 39916800.0;
-    q = q * r + 1.0 / 3628800.0;
-    q = q * r + 1.0 / 362880.0;
-    q = q * r + 1.0 / 40320.0;
+    double q = 1.0 / 40320.0;                      /* 1/8! */
+    if (!f32) {
+        q = 1.0 / 6227020800.0;                    /* 1/13! */
+        q = q * r + 1.0 / 479001600.0;
+        q = q * r + 1.0 / 39916800.0;
+        q = q * r + 1.0 / 3628800.0;
+        q = q * r + 1.0 / 362880.0;
+        q = q * r + 1.0 / 40320.0;
+    }
     q = q * r + 1.0 / 5040.0;
     q = q * r + 1.0 / 720.0;
     q = q * r + 1.0 / 120.0;
@@ -108,7 +111,8 @@ MXCY_INLINE double mxcy_expm1_reduced(double r)
     return q * (r * r) + r;
 }
 
-MXCY_INLINE double mxcy_exp(double x)
+/* x = k ln2 + r: sets *s = 2^k, returns expm1(r); k must stay in [-1022, 1023] */
+MXCY_INLINE double mxcy_exp_reduce(double x, double* s, int f32)
 {
     const double magic = 0x1.8p52;
     double t = x * 0x1.71547652b82fep+0 + magic;
@@ -116,8 +120,22 @@ MXCY_INLINE double mxcy_exp(double x)
     double kd = t - magic;
     double r = x - kd * 0x1.62e42feep-1;          /* fdlibm's ln2 split */
     r = r - kd * 0x1.a39ef35793c76p-33;
-    double p = mxcy_expm1_reduced(r);
-    uint64_t u = kb + 2046u;                       /* as in mxcy_expf: e1 + e2 = k + 2046 */
+    *s = mxcy_f64_from_bits((kb + 1023u) << 52);   /* low bits of kb: 2^51 + k */
+    return mxcy_expm1_reduced(r, f32);
+}
+
+/* Outside [-746, 710] the result is 0 or inf; inside, k is in [-1076, 1024] and 2^k is
+ * applied as two normal factors, as in mxcy_expf */
+MXCY_INLINE double mxcy_exp(double x)
+{
+    const double magic = 0x1.8p52;
+    double t = x * 0x1.71547652b82fep+0 + magic;
+    uint64_t kb = mxcy_f64_bits(t);
+    double kd = t - magic;
+    double r = x - kd * 0x1.62e42feep-1;
+    r = r - kd * 0x1.a39ef35793c76p-33;
+    double p = mxcy_expm1_reduced(r, 0);
+    uint64_t u = kb + 2046u;                       /* e1 + e2 = k + 2046 */
     uint64_t h = u >> 1;
     double s1 = mxcy_f64_from_bits(h << 52);
     double s2 = mxcy_f64_from_bits((u - h) << 52);
@@ -129,34 +147,38 @@ MXCY_INLINE double mxcy_exp(double x)
 
 /* expm1(x) for |x| <= 40: 2^k p + (2^k - 1); p carries the digits when k = 0, and for
  * k != 0 the two terms do not cancel (|2^k p| < |2^k - 1| / 2) */
-MXCY_INLINE double mxcy_expm1_small(double x)
+MXCY_INLINE double mxcy_expm1_small(double x, int f32)
 {
-    const double magic = 0x1.8p52;
-    double t = x * 0x1.71547652b82fep+0 + magic;
-    uint64_t kb = mxcy_f64_bits(t);
-    double kd = t - magic;
-    double r = x - kd * 0x1.62e42feep-1;
-    r = r - kd * 0x1.a39ef35793c76p-33;
-    double p = mxcy_expm1_reduced(r);
-    double s = mxcy_f64_from_bits((kb - 0x4338000000000000ull + 1023u) << 52);
+    double s;
+    double p = mxcy_exp_reduce(x, &s, f32);
     return p * s + (s - 1.0);
 }
 
 /* 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for x < 0: no rounding of 1 + e^|x|
- * there, so relative accuracy holds down to the subnormals */
-MXCY_INLINE double mxcy_sigmoid(double x)
+ * there, so relative accuracy holds down to the subnormals. For a float32 result |x| is
+ * capped at 110 (sigmoid(-110) is below half float32's least subnormal) and 2^k needs
+ * no split. */
+MXCY_INLINE double mxcy_sigmoid(double x, int f32)
 {
-    double e = mxcy_exp(-fabs(x));
+    double a = fabs(x), e, s;
+    if (f32) {
+        a = a > 110.0 ? 110.0 : a;
+        e = mxcy_exp_reduce(-a, &s, 1);
+        e = e * s + s;
+    } else {
+        e = mxcy_exp(-a);
+    }
     double d = 1.0 / (1.0 + e);
     return x >= 0 ? d : e * d;
 }
 
-/* tanh |x| = e / (e + 2), e = expm1(2|x|); |x| > 20 gives 1 in double anyway */
-MXCY_INLINE double mxcy_tanh(double x)
+/* tanh |x| = e / (e + 2), e = expm1(2|x|); |x| > 20 gives 1 in double (> 9.5 in float) */
+MXCY_INLINE double mxcy_tanh(double x, int f32)
 {
     double a = fabs(x);
-    a = a > 20.0 ? 20.0 : a;
-    double e = mxcy_expm1_small(2.0 * a);
+    const double cap = f32 ? 9.5 : 20.0;
+    a = a > cap ? cap : a;
+    double e = mxcy_expm1_small(2.0 * a, f32);
     return copysign(e / (e + 2.0), x);
 }
 
@@ -175,39 +197,39 @@ MXCY_INLINE double mxcy_tanh(double x)
 
 MXCY_UNARY_LOOP(mxcy_vexp_f32, float, MXCY_EXPF_B(v))
 MXCY_UNARY_LOOP(mxcy_vexp_f64, double, mxcy_exp(v))
-MXCY_UNARY_LOOP(mxcy_vsigmoid_f32, float, (float)mxcy_sigmoid((double)v))
-MXCY_UNARY_LOOP(mxcy_vsigmoid_f64, double, mxcy_sigmoid(v))
-MXCY_UNARY_LOOP(mxcy_vtanh_f32, float, (float)mxcy_tanh((double)v))
-MXCY_UNARY_LOOP(mxcy_vtanh_f64, double, mxcy_tanh(v))
+MXCY_UNARY_LOOP(mxcy_vsigmoid_f32, float, (float)mxcy_sigmoid((double)v, 1))
+MXCY_UNARY_LOOP(mxcy_vsigmoid_f64, double, mxcy_sigmoid(v, 0))
+MXCY_UNARY_LOOP(mxcy_vtanh_f32, float, (float)mxcy_tanh((double)v, 1))
+MXCY_UNARY_LOOP(mxcy_vtanh_f64, double, mxcy_tanh(v, 0))
 
 /* softrelu's gradient factors, computed in double: from the input x, sigmoid(x); from the
  * output y = log(1 + exp(x)) >= 0, 1 - exp(-y) = -expm1(-y) (y > 40: 1 in double) */
-MXCY_INLINE double mxcy_softrelu_dx(double x) { return mxcy_sigmoid(x); }
-MXCY_INLINE double mxcy_softrelu_dy(double y)
+MXCY_INLINE double mxcy_softrelu_dx(double x, int f32) { return mxcy_sigmoid(x, f32); }
+MXCY_INLINE double mxcy_softrelu_dy(double y, int f32)
 {
     y = y > 40.0 ? 40.0 : y;
-    return -mxcy_expm1_small(-y);
+    return -mxcy_expm1_small(-y, f32);
 }
 
 /* dx (= or +=) dy * F(v) */
-#define MXCY_GRAD_LOOP(NAME, T, F)                                                   \
+#define MXCY_GRAD_LOOP(NAME, T, F, F32)                                              \
     MXCY_VEC static void NAME(const T* v, const T* dy, T* dx, int64_t n, int add)    \
     {                                                                                \
         if (add) {                                                                   \
             MXCY_SIMD                                                                \
             for (int64_t i = 0; i < n; i++)                                          \
-                dx[i] = (T)(dy[i] * F((double)v[i])) + dx[i];                        \
+                dx[i] = (T)(dy[i] * F((double)v[i], F32)) + dx[i];                   \
         } else {                                                                     \
             MXCY_SIMD                                                                \
             for (int64_t i = 0; i < n; i++)                                          \
-                dx[i] = (T)(dy[i] * F((double)v[i]));                                \
+                dx[i] = (T)(dy[i] * F((double)v[i], F32));                           \
         }                                                                            \
     }
 
-MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_x_f32, float, mxcy_softrelu_dx)
-MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_x_f64, double, mxcy_softrelu_dx)
-MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_y_f32, float, mxcy_softrelu_dy)
-MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_y_f64, double, mxcy_softrelu_dy)
+MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_x_f32, float, mxcy_softrelu_dx, 1)
+MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_x_f64, double, mxcy_softrelu_dx, 0)
+MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_y_f32, float, mxcy_softrelu_dy, 1)
+MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_y_f64, double, mxcy_softrelu_dy, 0)
 
 /* ------------------------------------------------------------------ softmax over rows
  * `rows` contiguous rows of `len` elements (the softmax axis is the last one).

@@ -4,7 +4,7 @@
 
 Accuracy contract: float32 exp within 1.02 ulp of the correctly rounded value (NumPy's own
 float32 exp is 2.5 ulp), float64 exp within 1 ulp; float32 sigmoid/tanh are computed in
-double and rounded once (0.5 ulp); float64 sigmoid and tanh within 4 ulp. Special values (inf, NaN, overflow, underflow through the subnormals, -0) as libm.
+double to 2^-31 and rounded once (0.51 ulp); float64 sigmoid and tanh within 4 ulp. Special values (inf, NaN, overflow, underflow through the subnormals, -0) as libm.
 """
 import numpy as np
 import pytest
@@ -102,7 +102,7 @@ def test_vector_loops_run_in_place(dtype, op):
 
 
 # ---------------------------------------------------------------- sigmoid, tanh
-@pytest.mark.parametrize('dtype, max_ulp', [(np.float32, 0.5), (np.float64, 4.0)])
+@pytest.mark.parametrize('dtype, max_ulp', [(np.float32, 0.51), (np.float64, 4.0)])
 @pytest.mark.parametrize('op', ['sigmoid', 'tanh'])
 def test_sigmoid_and_tanh_accuracy(op, dtype, max_ulp):
     tiny = np.geomspace(1e-30, 1, 3000)
