@@ -417,8 +417,24 @@ cdef int binary_kernel(void* args, char* errmsg) noexcept nogil:
     return rc
 
 
+cdef void unary_float_part(void* args, int part, int nparts) noexcept nogil:
+    """One part of a float32/float64 unary op (they cannot fail)."""
+    cdef UnaryArgs* a = <UnaryArgs*>args
+    cdef int64_t lo, hi
+    part_range(a.n, part, nparts, &lo, &hi)
+    if hi <= lo:
+        return
+    if a.dtype == DT_FLOAT32:
+        unary_typed((<float*>a.x) + lo, (<float*>a.out) + lo, hi - lo, a.op)
+    else:
+        unary_typed((<double*>a.x) + lo, (<double*>a.out) + lo, hi - lo, a.op)
+
+
 cdef int unary_kernel(void* args, char* errmsg) noexcept nogil:
     cdef UnaryArgs* a = <UnaryArgs*>args
+    if a.n >= PAR_ELEMS and (a.dtype == DT_FLOAT32 or a.dtype == DT_FLOAT64):
+        run_parts(unary_float_part, args, 4)
+        return 0
     if a.dtype == DT_FLOAT32:
         unary_typed(<float*>a.x, <float*>a.out, a.n, a.op)
     elif a.dtype == DT_FLOAT64:

@@ -135,14 +135,33 @@ cdef void softmax_typed(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noex
                         out[base + i * S] = <real_t>(r + out[base + i * S] if a.req == 2 else r)
 
 
+cdef void softmax_part(void* args, int part, int nparts) noexcept nogil:
+    """Softmax over the outer indices [lo, hi) of part `part` (the outer slices are
+    independent)."""
+    cdef SoftmaxArgs a = (<SoftmaxArgs*>args)[0]
+    cdef int64_t lo = a.outer * part // nparts, hi = a.outer * (part + 1) // nparts
+    cdef int64_t offset = lo * a.length * a.inner * (4 if a.dtype == DT_FLOAT32 else 8)
+    if hi <= lo:
+        return
+    a.outer = hi - lo
+    a.x += offset
+    a.out += offset
+    if a.dy != NULL:
+        a.dy += offset
+    if a.dtype == DT_FLOAT32:
+        softmax_typed(&a, <float*>a.x, <float*>a.dy, <float*>a.out)
+    else:
+        softmax_typed(&a, <double*>a.x, <double*>a.dy, <double*>a.out)
+
+
 cdef int softmax_kernel(void* args, char* errmsg) noexcept nogil:
     cdef SoftmaxArgs* a = <SoftmaxArgs*>args
-    if a.dtype == DT_FLOAT32:
-        softmax_typed(a, <float*>a.x, <float*>a.dy, <float*>a.out)
-    elif a.dtype == DT_FLOAT64:
-        softmax_typed(a, <double*>a.x, <double*>a.dy, <double*>a.out)
-    else:
+    if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
         return set_error(errmsg, b"softmax: float32 or float64 only", ERR_VALUE)
+    if a.outer >= 4 and a.outer * a.length * a.inner >= PAR_ELEMS:
+        run_parts(softmax_part, args, 4)       # shared with idle workers, as binary ops
+    else:
+        softmax_part(args, 0, 1)
     return 0
 
 

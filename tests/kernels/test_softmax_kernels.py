@@ -9,6 +9,7 @@ with huge spreads, -inf and NaN.
 import numpy as np
 import pytest
 
+import mxcy as mx
 from mxcy import _ops, _reference
 
 IMPLS = [pytest.param(_reference, id='reference'), pytest.param(_ops, id='cython')]
@@ -107,3 +108,25 @@ def test_empty_and_single_element_rows(dtype):
     np.testing.assert_array_equal(forward(_ops, np.zeros((3, 1), dtype)), np.ones((3, 1)))
     assert forward(_ops, np.zeros((3, 0), dtype)).shape == (3, 0)
     assert forward(_ops, np.zeros((0, 4), dtype)).shape == (0, 4)
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('axis', [-1, 0])
+def test_big_arrays_cut_into_parts(dtype, axis):
+    # >= 2^18 elements: the kernel runs as parts over the outer index (shared with idle
+    # engine workers; here, without an engine, one after the other); odd counts
+    x = np.random.default_rng(9).standard_normal((1023, 257)).astype(dtype)
+    if axis == 0:
+        x = x.reshape(3, 341, 257)
+    np.testing.assert_allclose(forward(_ops, x, axis), forward(_reference, x, axis),
+                               **TOL[dtype])
+    y = forward(_reference, x, axis)
+    dy = np.ones_like(x) * np.linspace(-1, 1, x.shape[-1], dtype=dtype)
+    np.testing.assert_allclose(backward(_ops, y, dy, axis), backward(_reference, y, dy, axis),
+                               **TOL[dtype])
+
+
+def test_big_softmax_through_the_engine():
+    xn = np.random.default_rng(10).standard_normal((2049, 131)).astype(np.float32)
+    y = mx.nd.softmax(mx.nd.array(xn), axis=-1).asnumpy()
+    np.testing.assert_allclose(y, expected_softmax(xn, -1, 1.0), **TOL[np.float32])

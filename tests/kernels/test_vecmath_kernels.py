@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
+import mxcy as mx
 from mxcy import _ops, _reference
 from mxcy._ops import GRAD_OPS, UNARY_OPS
 
@@ -173,3 +174,16 @@ def test_cython_gradient_matches_reference(op, dtype):
                                    run_grad(_reference, op, v, dy, dtype, req, prior),
                                    rtol=3e-7 if dtype == np.float32 else 1e-14,
                                    atol=3e-7 if dtype == np.float32 else 1e-15)  # dx + g cancel
+
+
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('op', ['exp', 'tanh', 'log'])
+def test_big_unary_ops_cut_into_parts(dtype, op):
+    # >= 2^18 elements run as parts (shared with idle engine workers); an odd length
+    x = np.random.default_rng(3).uniform(0.1, 5, (1 << 18) + 37)
+    expected = run_unary(_reference, op, x, dtype)
+    np.testing.assert_allclose(run_unary(_ops, op, x, dtype), expected,
+                               rtol=2.5e-7 if dtype == np.float32 else 1e-15)
+    got = mx.nd.array(x.astype(dtype), dtype=dtype)
+    np.testing.assert_allclose(getattr(mx.nd, op)(got).asnumpy(), expected,
+                               rtol=2.5e-7 if dtype == np.float32 else 1e-15)
