@@ -36,14 +36,22 @@ COMPILER_DIRECTIVES = {
 # leaves the loop scalar. mxcy never reads floating-point exception flags.
 EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
 
+# C headers a module includes (a change to one rebuilds the module)
+HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h"]}
+
 
 def make_extension(name):
+    # -fopenmp-simd: honour `#pragma omp simd` in the vector loops of _vecmath.h (the pragmas
+    # only; no OpenMP runtime). Portability: no -march; _vecmath.h picks AVX2/AVX-512 at
+    # run time with target_clones.
     return Extension(
         name,
         [name.replace(".", "/") + ".pyx"],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3", "-fno-strict-aliasing"] + EXTRA_COMPILE_ARGS.get(name, [])
+        depends=HEADERS.get(name, []),
+        extra_compile_args=["-O3", "-fno-strict-aliasing", "-fopenmp-simd"]
+        + EXTRA_COMPILE_ARGS.get(name, [])
         + (["-g", "-O0"] if DEBUG else []),
     )
 

@@ -18,6 +18,32 @@ from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_parts
 
 import math
 
+# vectorised exp and the loops on it (AVX-512/AVX2/baseline picked at load; see the header)
+cdef extern from "_vecmath.h" nogil:
+    void mxcy_vexp_f32(const float* x, float* y, int64_t n)
+    void mxcy_vexp_f64(const double* x, double* y, int64_t n)
+    void mxcy_vsigmoid_f32(const float* x, float* y, int64_t n)
+    void mxcy_vsigmoid_f64(const double* x, double* y, int64_t n)
+    void mxcy_vtanh_f32(const float* x, float* y, int64_t n)
+    void mxcy_vtanh_f64(const double* x, double* y, int64_t n)
+    void mxcy_vsoftrelu_grad_x_f32(const float* x, const float* dy, float* dx, int64_t n,
+                                   int add)
+    void mxcy_vsoftrelu_grad_x_f64(const double* x, const double* dy, double* dx, int64_t n,
+                                   int add)
+    void mxcy_vsoftrelu_grad_y_f32(const float* y, const float* dy, float* dx, int64_t n,
+                                   int add)
+    void mxcy_vsoftrelu_grad_y_f64(const double* y, const double* dy, double* dx, int64_t n,
+                                   int add)
+    void mxcy_softmax_rows_f32(const float* x, float* out, int64_t rows, int64_t length,
+                               double inv_temp, int log, int add)
+    void mxcy_softmax_rows_f64(const double* x, double* out, int64_t rows, int64_t length,
+                               double inv_temp, int log, int add)
+    void mxcy_softmax_grad_rows_f32(const float* y, const float* dy, float* dx, int64_t rows,
+                                    int64_t length, double inv_temp, int log, int add)
+    void mxcy_softmax_grad_rows_f64(const double* y, const double* dy, double* dx,
+                                    int64_t rows, int64_t length, double inv_temp, int log,
+                                    int add)
+
 import numpy as np
 
 cnp.import_array()
@@ -274,9 +300,36 @@ cdef int binary_typed(num_t* x, num_t* y, num_t* out, BinaryArgs* a) noexcept no
     return binary_bcast(x, y, out, a)
 
 
+cdef bint unary_vector(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
+    """out[i] := f(x[i]) by a vector loop of _vecmath.h; False when there is none."""
+    if num_t is float:
+        if op == U_EXP:
+            mxcy_vexp_f32(x, out, n)
+        elif op == U_SIGMOID:
+            mxcy_vsigmoid_f32(x, out, n)
+        elif op == U_TANH:
+            mxcy_vtanh_f32(x, out, n)
+        else:
+            return False
+        return True
+    elif num_t is double:
+        if op == U_EXP:
+            mxcy_vexp_f64(x, out, n)
+        elif op == U_SIGMOID:
+            mxcy_vsigmoid_f64(x, out, n)
+        elif op == U_TANH:
+            mxcy_vtanh_f64(x, out, n)
+        else:
+            return False
+        return True
+    return False
+
+
 cdef void unary_typed(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
     """out[i] := f(x[i])."""
     cdef int64_t i
+    if unary_vector(x, out, n, op):
+        return
     if op == U_NEG:
         for i in range(n):
             out[i] = -x[i]
@@ -364,8 +417,24 @@ cdef int binary_kernel(void* args, char* errmsg) noexcept nogil:
     return rc
 
 
+cdef void unary_float_part(void* args, int part, int nparts) noexcept nogil:
+    """One part of a float32/float64 unary op (they cannot fail)."""
+    cdef UnaryArgs* a = <UnaryArgs*>args
+    cdef int64_t lo, hi
+    part_range(a.n, part, nparts, &lo, &hi)
+    if hi <= lo:
+        return
+    if a.dtype == DT_FLOAT32:
+        unary_typed((<float*>a.x) + lo, (<float*>a.out) + lo, hi - lo, a.op)
+    else:
+        unary_typed((<double*>a.x) + lo, (<double*>a.out) + lo, hi - lo, a.op)
+
+
 cdef int unary_kernel(void* args, char* errmsg) noexcept nogil:
     cdef UnaryArgs* a = <UnaryArgs*>args
+    if a.n >= PAR_ELEMS and (a.dtype == DT_FLOAT32 or a.dtype == DT_FLOAT64):
+        run_parts(unary_float_part, args, 4)
+        return 0
     if a.dtype == DT_FLOAT32:
         unary_typed(<float*>a.x, <float*>a.out, a.n, a.op)
     elif a.dtype == DT_FLOAT64:

@@ -37,6 +37,18 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
     """dx (req) dy · f'(v)."""
     cdef int64_t i
     cdef real_t g
+    if op == G_SOFTRELU and v != NULL:          # the exp-based factors: vector loops
+        if real_t is float:
+            mxcy_vsoftrelu_grad_x_f32(v, dy, dx, n, req == 2)
+        else:
+            mxcy_vsoftrelu_grad_x_f64(v, dy, dx, n, req == 2)
+        return
+    if op == G_SOFTRELU_Y and v != NULL:
+        if real_t is float:
+            mxcy_vsoftrelu_grad_y_f32(v, dy, dx, n, req == 2)
+        else:
+            mxcy_vsoftrelu_grad_y_f64(v, dy, dx, n, req == 2)
+        return
     if op == G_RELU:
         for i in range(n):
             g = dy[i] if v[i] > 0 else 0
@@ -59,12 +71,34 @@ cdef int grad_kernel(void* args, char* errmsg) noexcept nogil:
 
 
 # ---------------------------------------------------------------- softmax
+cdef bint softmax_rows(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noexcept nogil:
+    """softmax_typed over contiguous rows (inner == 1, the last axis) by the vector loops of
+    _vecmath.h; False when the axis is strided."""
+    cdef double inv_t = 1.0 / a.temperature
+    cdef int add = a.req == 2
+    if a.inner != 1:
+        return False
+    if real_t is float:
+        if a.backward:
+            mxcy_softmax_grad_rows_f32(x, dy, out, a.outer, a.length, inv_t, a.log, add)
+        else:
+            mxcy_softmax_rows_f32(x, out, a.outer, a.length, inv_t, a.log, add)
+    else:
+        if a.backward:
+            mxcy_softmax_grad_rows_f64(x, dy, out, a.outer, a.length, inv_t, a.log, add)
+        else:
+            mxcy_softmax_rows_f64(x, out, a.outer, a.length, inv_t, a.log, add)
+    return True
+
+
 cdef void softmax_typed(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noexcept nogil:
     """Along the middle axis of (outer, length, inner):
     forward  y = softmax(x / T) (or its log);
     backward dx = y (dy − Σ dy·y) / T  (log: dx = (dy − exp(y) Σ dy) / T)."""
     cdef int64_t o, i, j, base, L = a.length, S = a.inner
     cdef double m, s, t, inv_t = 1.0 / a.temperature, r
+    if softmax_rows(a, x, dy, out):
+        return
     for o in range(a.outer):
         for j in range(S):
             base = o * L * S + j
@@ -101,14 +135,33 @@ cdef void softmax_typed(SoftmaxArgs* a, real_t* x, real_t* dy, real_t* out) noex
                         out[base + i * S] = <real_t>(r + out[base + i * S] if a.req == 2 else r)
 
 
+cdef void softmax_part(void* args, int part, int nparts) noexcept nogil:
+    """Softmax over the outer indices [lo, hi) of part `part` (the outer slices are
+    independent)."""
+    cdef SoftmaxArgs a = (<SoftmaxArgs*>args)[0]
+    cdef int64_t lo = a.outer * part // nparts, hi = a.outer * (part + 1) // nparts
+    cdef int64_t offset = lo * a.length * a.inner * (4 if a.dtype == DT_FLOAT32 else 8)
+    if hi <= lo:
+        return
+    a.outer = hi - lo
+    a.x += offset
+    a.out += offset
+    if a.dy != NULL:
+        a.dy += offset
+    if a.dtype == DT_FLOAT32:
+        softmax_typed(&a, <float*>a.x, <float*>a.dy, <float*>a.out)
+    else:
+        softmax_typed(&a, <double*>a.x, <double*>a.dy, <double*>a.out)
+
+
 cdef int softmax_kernel(void* args, char* errmsg) noexcept nogil:
     cdef SoftmaxArgs* a = <SoftmaxArgs*>args
-    if a.dtype == DT_FLOAT32:
-        softmax_typed(a, <float*>a.x, <float*>a.dy, <float*>a.out)
-    elif a.dtype == DT_FLOAT64:
-        softmax_typed(a, <double*>a.x, <double*>a.dy, <double*>a.out)
-    else:
+    if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
         return set_error(errmsg, b"softmax: float32 or float64 only", ERR_VALUE)
+    if a.outer >= 4 and a.outer * a.length * a.inner >= PAR_ELEMS:
+        run_parts(softmax_part, args, 4)       # shared with idle workers, as binary ops
+    else:
+        softmax_part(args, 0, 1)
     return 0
 
 

@@ -114,7 +114,8 @@ def softmax_np(x, out, int axis=-1, double temperature=1.0, bint log=False,
     cdef SoftmaxArgs a
     cdef char msg[256]
     shape = x.shape
-    axis = axis % len(shape)
+    if axis < 0:                # not `axis % ndim`: cdivision makes -1 % 2 == -1 here
+        axis += len(shape)
     a.outer = int(np.prod(shape[:axis], dtype=np.int64))
     a.length = shape[axis]
     a.inner = int(np.prod(shape[axis + 1:], dtype=np.int64))

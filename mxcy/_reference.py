@@ -1,8 +1,9 @@
 """Pure-NumPy reference of the kernels in `mxcy._ops`: slow, short, obviously right.
 
 Each function has the signature of its Cython twin in `_ops` (`binary_np`, `unary_np`,
-`gemm_np`), so kernel tests run one body against both. `_ndarray` also uses `binary_np`
-and `unary_np` as the explicit float16 path (the C kernels have no float16 loop).
+`gemm_np`, `grad_np`, `softmax_np`), so kernel tests run one body against both. `_ndarray`
+also uses `binary_np` and `unary_np` as the explicit float16 path (the C kernels have no
+float16 loop).
 
 Semantics (MXNet 1.x, as the C kernels implement them):
 * a scalar operand is first cast to the array's dtype (MXNet's `DType(scalar)`), so
@@ -20,7 +21,7 @@ Operands must have one dtype; same-shape arrays, broadcastable arrays or a scala
 """
 import numpy as np
 
-from mxcy._ops import BINARY_OPS, UNARY_OPS
+from mxcy._ops import BINARY_OPS, GRAD_OPS, UNARY_OPS
 
 _B = BINARY_OPS
 _U = UNARY_OPS
@@ -315,3 +316,47 @@ def rnn_bwd_np(mode, x, w, hx, cx, saved, dy, dhy, dcy, num_layers, bidirectiona
             d_in = d_in * saved['masks'][layer - 1]
         d_out = d_in
     return d_out, dw, dhx, dcx
+
+
+_G = GRAD_OPS
+_DACT = {   # f'(v) in float64, v the input or the output as _ops.pxd notes per code
+    _G['relu']: lambda v: (v > 0).astype(np.float64), _G['sigmoid']: lambda v: v * (1 - v),
+    _G['tanh']: lambda v: 1 - v * v, _G['softrelu']: lambda v: 1 / (1 + np.exp(-v)),
+    _G['softsign']: lambda v: 1 / (1 + np.abs(v)) ** 2, _G['square']: lambda v: 2 * v,
+    _G['sqrt']: lambda v: 0.5 / v, _G['exp']: lambda v: v, _G['log']: lambda v: 1 / v,
+    _G['abs']: np.sign, _G['softrelu_y']: lambda v: -np.expm1(-v),
+    _G['softsign_y']: lambda v: (1 - np.abs(v)) ** 2,
+}
+
+
+def grad_np(op, v, dy, dx, req=1):
+    """dx := dy · f'(v) (req 1) or dx += it (req 2), in float64 and cast back; v None for
+    the identity."""
+    with np.errstate(all='ignore'):
+        g = dy.astype(np.float64)
+        if op != _G['identity']:
+            g = g * _DACT[op](v.astype(np.float64))
+        g = g.astype(dx.dtype)
+        dx[...] = g + dx if req == 2 else g
+    return dx
+
+
+def softmax_np(x, out, axis=-1, temperature=1.0, log=False, dy=None, req=1):
+    """Forward: out (req) softmax(x / T) along axis, or its log. Backward (dy given, x the
+    forward output y): out (req) y (dy − Σ dy·y) / T, log: (dy − exp(y) Σ dy) / T.
+    In float64, cast back to out's dtype."""
+    x64 = x.astype(np.float64)
+    with np.errstate(all='ignore'):
+        if dy is None:
+            z = (x64 - x64.max(axis=axis, keepdims=True)) / temperature
+            s = np.exp(z).sum(axis=axis, keepdims=True)
+            r = z - np.log(s) if log else np.exp(z) / s
+        else:
+            g = dy.astype(np.float64)
+            if log:
+                r = (g - np.exp(x64) * g.sum(axis=axis, keepdims=True)) / temperature
+            else:
+                r = x64 * (g - (g * x64).sum(axis=axis, keepdims=True)) / temperature
+        r = r.astype(out.dtype)
+        out[...] = r + out if req == 2 else r
+    return out
