@@ -242,9 +242,14 @@ def test_feedforward_fit_shards_numpy_data(suite):
 
 
 @needs_mpirun
-def test_mismatched_keys_or_shapes_raise_naming_them():
-    rc, out = run_job(3, FAILURES, 'mismatch', MXCY_KV_TIMEOUT=60)
+@pytest.mark.parametrize('thread_level', ['multiple', 'serialized'])
+def test_mismatched_keys_or_shapes_raise_naming_them(thread_level):
+    # 'multiple': the calling thread posts each agreement; 'serialized': the op does
+    rc, out = run_job(3, FAILURES, 'mismatch', MXCY_KV_TIMEOUT=60,
+                      MPI4PY_RC_THREAD_LEVEL=thread_level)
     assert rc == 0, out[-6000:]
+    posts = thread_level == 'multiple'
+    assert out.count(f'CALLER_POSTS_AGREEMENTS {posts}') == 3, out[-6000:]
     caught = [line for line in out.splitlines() if line.startswith('CAUGHT')]
     assert len(caught) == 6, out[-6000:]                        # 2 errors on 3 ranks
     push = [c for c in caught if 'push of keys' in c]

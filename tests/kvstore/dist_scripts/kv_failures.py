@@ -28,6 +28,7 @@ def caught(fn):
 
 
 def mismatch(kv, rank):
+    print('CALLER_POSTS_AGREEMENTS', kv._comm.agree_comm is not None, flush=True)
     kv.init(['a', 'b'], [mx.nd.zeros((3,)), mx.nd.zeros((4,))])
 
     def push_different_key():

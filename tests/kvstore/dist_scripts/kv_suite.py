@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 import mxcy as mx
+from mxcy.kvstore import dist_mpi
 
 arrays, facts = {}, {}
 
@@ -65,11 +66,14 @@ def api(kv, rank):
     outs = [mx.nd.zeros(s, dtype=dtypes[i % 3]) for i, s in enumerate(shapes)]
     kv.pull(names, out=outs)
     arrays['small'] = np.concatenate([o.asnumpy().astype(np.float64).ravel() for o in outs])
-    # one large key (6 MB, odd length: several chunks, the last one partial)
+    # one large key (6 MB, odd length: several 4 MB chunks, the last one partial; chunks
+    # are 1 GB by default, too large to test here)
     big_n = 1_500_001
+    chunk_bytes, dist_mpi.CHUNK_BYTES = dist_mpi.CHUNK_BYTES, 1 << 22
     kv.init('big', mx.nd.zeros((big_n,)))
     kv.push('big', mx.nd.array(ints(7 + rank, (big_n,))))
     arrays['big'] = pulled(kv, 'big', (big_n,))
+    dist_mpi.CHUNK_BYTES = chunk_bytes
     # int keys on a second store; a key repeated in one push is summed
     kv2 = mx.kv.create('dist_sync')
     kv2.init([3, 7], [mx.nd.zeros((5,)), mx.nd.full((2,), 9.0 + rank)])
