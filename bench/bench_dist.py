@@ -23,7 +23,8 @@ Rank 0 prints one JSON line per figure on stdout (nothing else goes to stdout):
   same machine load. Best epoch after a warm-up round; report only (on a 2-core machine
   no speed-up is expected: the ranks share the cores).
 
-Timings are time.perf_counter on rank 0, each call started right after a barrier.
+Timings are time.perf_counter on rank 0, each call started right after a barrier, once
+the previous call's background engine work (the store's copy of the sum) has finished.
 The allreduce result is checked against NumPy, so a broken store cannot post a number.
 """
 import os
@@ -47,10 +48,12 @@ def idle_barrier(comm):
         time.sleep(0.001)
 
 
-def timed_rounds(comm, variants, reps):
+def timed_rounds(comm, variants, reps, settle=None):
     """{name: best seconds}, the variants alternating, each started after a barrier; the
     order rotates every round (a call's position in the round measurably changes its
-    time here)."""
+    time here). `settle()` runs after each call, untimed: the store's background work
+    (it copies each reduced value into the store) must not land in the next variant's
+    time, which is always another variant's."""
     best = {name: float('inf') for name in variants}
     names = list(variants)
     for round_ in range(reps + 1):                     # round 0 is the warm-up
@@ -61,6 +64,8 @@ def timed_rounds(comm, variants, reps):
             start = time.perf_counter()
             fn()
             elapsed = time.perf_counter() - start
+            if settle is not None:
+                settle()
             if round_:
                 best[name] = min(best[name], elapsed)
     return best
@@ -96,7 +101,8 @@ def allreduce_4mb(mx, kv, comm, reps):
 
     best = timed_rounds(comm, {'mxcy': mxcy_pushpull, 'mpi4py': mpi4py_allreduce,
                                'ndmem': mpi4py_on_ndarray_memory,
-                               'in_place': mxcy_pushpull_in_place}, max(reps, 20))
+                               'in_place': mxcy_pushpull_in_place}, max(reps, 20),
+                       settle=mx.nd.waitall)
     expect = sum(np.random.RandomState(r).randint(-100, 100, GRAD_VALUES).astype(np.float32)
                  for r in range(size))
     check_close('allreduce_4mb (pushpull)', out.asnumpy(), expect, rtol=0, atol=0)

@@ -51,7 +51,9 @@ from mxcy.kvstore.local import KVStore, _check_priority, _pairs
 FUSE_BYTES = 1 << 16          # keys up to this size are fused into one message
 CHUNK_BYTES = 1 << 30         # larger keys are reduced in chunks (MPI's int counts)
 _TEXT_BYTES = 4096            # per-rank description exchanged on a mismatch
-SPIN_SECONDS = 1e-4           # the agreement step busy-polls this long, then sleeps
+SPIN_SECONDS = 1e-4           # the agreement step busy-polls this long,
+YIELD_SECONDS = 5e-3          # then polls yielding the core between tests, then sleeps
+_yield_core = getattr(os, 'sched_yield', None) or (lambda: time.sleep(0))
 
 
 def _mpi():
@@ -109,8 +111,12 @@ class _Comm:
         deadline = start + self.timeout
         while not request.Test():
             now = time.monotonic()
-            if now - start > SPIN_SECONDS:
-                time.sleep(SPIN_SECONDS)  # a longer wait: leave the core to the other ranks
+            # a longer wait: leave the core to the other ranks; a yield lets them run at
+            # once where a sleep would add its timer's latency (100-200 us) to short waits
+            if now - start > YIELD_SECONDS:
+                time.sleep(SPIN_SECONDS)
+            elif now - start > SPIN_SECONDS:
+                _yield_core()
             if now > deadline:
                 what = self.broken = _what(call)
                 raise MXNetError(
