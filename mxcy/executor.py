@@ -321,6 +321,11 @@ class Executor:
             self._var_grad[node_id] = grad
         if self._bwd_program is not None:            # it holds the gradient arrays too
             self._bwd_program.replace_grad(old, grad)
+        elif self._training:
+            # built now rather than at the next backward, so that from here on the
+            # executor's references to `grad` stay as they are (a caller counting them,
+            # as nn's compiled model does, counts them once)
+            self._bwd_program = BackwardProgram(self)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for the input shapes in `kwargs`, sharing this one's memory.
