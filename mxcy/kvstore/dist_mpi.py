@@ -101,10 +101,14 @@ class _Comm:
         # agreements posted by calling threads (in call order, under `lock`) go over a
         # communicator of their own, so they never interleave with the data collectives
         # that engine workers run on `comm`
-        threaded = self.MPI.Query_thread() >= self.MPI.THREAD_MULTIPLE
-        self.agree_comm = self.comm.Dup() if self.size > 1 and threaded else None
         self.lock = threading.Lock()
         self._digests = {}           # signature -> this rank's hash of it
+        self.agree_comm = None
+        if self.size > 1 and self.MPI.Query_thread() >= self.MPI.THREAD_MULTIPLE:
+            # a collective: polled, so a rank that never creates a store times out
+            agree_comm, request = self.comm.Idup()
+            self._poll(request, "kv.create('dist_sync')")
+            self.agree_comm = agree_comm
 
     def _poll(self, request, call):
         start = time.monotonic()

@@ -276,6 +276,15 @@ def test_rank_exiting_early_fails_others_with_timeout():
 
 
 @needs_mpirun
+def test_rank_that_never_creates_a_store_fails_others_with_timeout():
+    rc, out = run_job(2, FAILURES, 'no_store', MXCY_KV_TIMEOUT=KV_TIMEOUT)
+    assert rc != 0, out[-6000:]
+    assert f"waited {KV_TIMEOUT} s for the other ranks in kv.create('dist_sync')" in out, \
+        out[-6000:]
+    assert 'NOT REACHED' not in out
+
+
+@needs_mpirun
 def test_rank_with_more_batches_fails_with_timeout():
     rc, out = run_job(2, FAILURES, 'fewer_batches', MXCY_KV_TIMEOUT=KV_TIMEOUT)
     assert rc != 0, out[-6000:]
