@@ -252,6 +252,14 @@ class Executor:
             elif g.dtype != out.dtype:
                 g = g.astype(out.dtype)    # MXNet copies (and casts) it
             head_grads.append(g)
+        self._run_backward(head_grads)
+
+    def _run_backward(self, head_grads):
+        """Push the backward pass for head gradients already checked (one per output, of
+        its shape and dtype): `backward`'s last step, and the entry for a caller that
+        checks them itself (``mx.nn``'s compiled model) instead of twice per step."""
+        if not self._training:
+            return
         if self._bwd_program is None:
             self._bwd_program = BackwardProgram(self)
         self._bwd_program.run(head_grads)

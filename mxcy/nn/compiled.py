@@ -202,7 +202,7 @@ class CompiledModel:
             self._dx = nd.empty(self._shape, ctx=self._ctx, dtype=self._dtype)
             self._exe._rebind_grad('data', self._dx)
             self._dx_refs = _references(self, '_dx')
-        self._exe.backward(dy)
+        self._exe._run_backward([dy])           # dy checked above
         return self._dx
 
     def update(self, lr):
