@@ -153,6 +153,15 @@ def test_pushpull_into_pushed_array(suite):
         np.testing.assert_array_equal(got, expect)
 
 
+def test_repeated_pushpull_of_the_same_arrays(suite):
+    size = len(suite)
+    sums = [sum(r + 10.0 * step for r in range(size)) for step in range(3)]
+    for got in every_rank(suite, 'repeated_pushpull'):
+        np.testing.assert_array_equal(got, np.repeat([sums + sums[-1:]], 5, axis=0).T)
+    for got in every_rank(suite, 'plan_then_optimizer'):   # store: size, minus 0.5 * size
+        np.testing.assert_allclose(got, np.full(2, 0.5 * size))
+
+
 def test_pushpull_outs_aliasing_other_keys_values_and_several_outs(suite):
     size = len(suite)
     sum_x = sum(1.0 + r for r in range(size))
