@@ -26,24 +26,49 @@ def load(lib):
 BLAS_SPIN_GAP = 0.25
 
 
-def best_interleaved(variants, reps):
+def best_interleaved(variants, reps, rotate=False):
     """{name: fn} -> {name: best seconds}; each variant runs once per round, in turn, so a
     library and its NumPy floor see the same machine load. Variants named 'np...' or
-    'numpy...' are the NumPy floor: the next variant starts only after BLAS_SPIN_GAP."""
+    'numpy...' are the NumPy floor: the next variant starts only after BLAS_SPIN_GAP.
+
+    With `rotate`, the library variants take turns going first (the floors stay last):
+    the variant that runs first after the gap (engine workers asleep, caches cold) is
+    measurably slower on a short run, so a fixed order biases a comparison of two
+    library variants against the first one."""
+    times = interleaved_times(variants, reps, rotate)
+    return {k: min(ts) for k, ts in times.items()}
+
+
+def interleaved_times(variants, reps, rotate=False):
+    """{name: [seconds of each round]}: the rounds of `best_interleaved`."""
+    def is_floor(name):
+        return name.startswith(('np', 'numpy'))
+
     def settle(name):
-        if name.startswith(('np', 'numpy')):
+        if is_floor(name):
             time.sleep(BLAS_SPIN_GAP)
     for k, fn in variants.items():
         fn()
         settle(k)
-    best = {k: float('inf') for k in variants}
-    for _ in range(reps):
-        for k, fn in variants.items():
+    times = {k: [] for k in variants}
+    libs = [k for k in variants if not is_floor(k)] if rotate else list(variants)
+    floors = [k for k in variants if k not in libs]
+    for round_ in range(reps):
+        shift = round_ % len(libs) if libs else 0
+        for k in libs[shift:] + libs[:shift] + floors:
+            fn = variants[k]
             t = time.perf_counter()
             fn()
-            best[k] = min(best[k], time.perf_counter() - t)
+            times[k].append(time.perf_counter() - t)
             settle(k)
-    return best
+    return times
+
+
+def paired_median_ratio(times, num, den):
+    """Median over rounds of times[num][i] / times[den][i]: two variants run back to back
+    share the machine's load of the moment, so on a busy machine this ratio is steadier
+    than the ratio of the two bests."""
+    return float(np.median([a / b for a, b in zip(times[num], times[den])]))
 
 
 def emit(bench, figure, lib, value, unit, numpy_value=None, better='lower', **extra):

@@ -79,6 +79,15 @@ class BackwardProgram:
                           in_grads, ins[nargs:], slots))
         self.steps = steps
 
+    def replace_grad(self, old, new):
+        """Write into `new` wherever the program wrote the gradient array `old`
+        (``Executor._rebind_grad``)."""
+        for step in self.steps:
+            in_grads = step[6]
+            for j, g in enumerate(in_grads):
+                if g is old:
+                    in_grads[j] = new
+
     def run(self, head_grads):
         for backward, params, reqs, out_g, ins, outs, in_grads, aux, slots in self.steps:
             if slots:

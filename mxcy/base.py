@@ -18,8 +18,17 @@ DTYPE_NAMES = ', '.join(str(dt) for dt in DTYPE_CODES)
 mx_real_t = np.float32
 
 
+# exact-match shortcut for the common spellings (NumPy type, dtype, name): np.dtype()
+# parsing is most of an allocation's Python cost
+_CODE_OF = {key: code for dt, code in DTYPE_CODES.items() for key in (dt, dt.type, dt.name)}
+
+
 def dtype_code(dtype, what='dtype'):
     """The MXNet type flag of a dtype given as a name, a NumPy type or a dtype."""
+    try:
+        return _CODE_OF[dtype]
+    except (KeyError, TypeError):           # another spelling, or not hashable
+        pass
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -31,6 +40,8 @@ def dtype_code(dtype, what='dtype'):
 
 def as_shape(shape, what='shape'):
     """A tuple of non-negative Python ints from an int, a tuple/list or NumPy integers."""
+    if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
+        return shape                        # already one (the common case, kept cheap)
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         shape = (shape,)
     if not isinstance(shape, (tuple, list)):

@@ -89,6 +89,7 @@ class Executor:
         self._monitor = None
         self._fwd_program = None      # built at the first forward / backward
         self._bwd_program = None
+        self._grad_slots = {}        # name -> (argument index, variable node ids)
 
     # ------------------------------------------------------------ bind-time checks
     def _check_bound_arrays(self):
@@ -251,6 +252,14 @@ class Executor:
             elif g.dtype != out.dtype:
                 g = g.astype(out.dtype)    # MXNet copies (and casts) it
             head_grads.append(g)
+        self._run_backward(head_grads)
+
+    def _run_backward(self, head_grads):
+        """Push the backward pass for head gradients already checked (one per output, of
+        its shape and dtype): `backward`'s last step, and the entry for a caller that
+        checks them itself (``mx.nn``'s compiled model) instead of twice per step."""
+        if not self._training:
+            return
         if self._bwd_program is None:
             self._bwd_program = BackwardProgram(self)
         self._bwd_program.run(head_grads)
@@ -299,6 +308,32 @@ class Executor:
                 value.copyto(self.aux_dict[name])
             elif not allow_extra_params:
                 raise ValueError(f"copy_params_from: {name!r} is not an auxiliary state")
+
+    def _rebind_grad(self, name, grad):
+        """Make `grad` (same shape and dtype) the gradient array of argument `name`; the
+        next backward writes there. Lets a caller hand out each backward's gradient
+        without copying it (``mx.nn``'s compiled model does, for the input)."""
+        slot = self._grad_slots.get(name)
+        if slot is None:
+            slot = self._grad_slots[name] = (
+                self._arg_names.index(name),
+                [id(n) for n in self._nodes if n.is_variable and n.name == name])
+        i, node_ids = slot
+        old = self.grad_arrays[i]
+        if old is None or grad.shape != old.shape or grad.dtype != old.dtype:
+            raise MXNetError(f"_rebind_grad: {name!r} has gradient "
+                             f"{None if old is None else (old.shape, old.dtype)}, got "
+                             f"{(grad.shape, grad.dtype)}")
+        self.grad_arrays[i] = grad
+        for node_id in node_ids:
+            self._var_grad[node_id] = grad
+        if self._bwd_program is not None:            # it holds the gradient arrays too
+            self._bwd_program.replace_grad(old, grad)
+        elif self._training:
+            # built now rather than at the next backward, so that from here on the
+            # executor's references to `grad` stay as they are (a caller counting them,
+            # as nn's compiled model does, counts them once)
+            self._bwd_program = BackwardProgram(self)
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for the input shapes in `kwargs`, sharing this one's memory.

@@ -196,6 +196,27 @@ def test_grad_req_add_accumulates_null_skips_write_overwrites():
     np.testing.assert_allclose(g.asnumpy(), 2 * (2 * xv.asnumpy() + 1))
 
 
+@pytest.mark.parametrize('backward_first', [False, True])
+def test_rebind_grad_moves_the_gradient_to_the_new_array(backward_first):
+    x = mx.sym.var('x')
+    z = x * x + x                           # two paths into x's gradient
+    xv = nd([1., 2., 3.])
+    g_old, g_new = mx.nd.zeros(3), mx.nd.zeros(3)
+    exe = z.bind(mx.cpu(), [xv], args_grad=[g_old], grad_req='write')
+    if backward_first:                      # the backward program exists already
+        exe.forward(is_train=True)
+        exe.backward(mx.nd.ones(3))
+        g_old[:] = 0
+    exe._rebind_grad('x', g_new)
+    assert exe.grad_dict['x'] is g_new
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones(3))
+    np.testing.assert_allclose(g_new.asnumpy(), 2 * xv.asnumpy() + 1)
+    assert not g_old.asnumpy().any()
+    with pytest.raises(mx.MXNetError, match=r"_rebind_grad: 'x'.*\(2,\)"):
+        exe._rebind_grad('x', mx.nd.zeros(2))
+
+
 def test_aux_states_views_and_copy_params_from():
     data = mx.sym.var('data')
     bn = mx.sym.BatchNorm(data, name='bn', fix_gamma=False)

@@ -5,22 +5,28 @@ Contract of the returned ``CompiledModel`` (``cm``):
 * compile traces the model (input variable ``data``), infers every deferred parameter
   shape from `input_shape`, initializes parameters that have no value yet (their own
   initializer, the one given to ``initialize``, else ``mx.init.Uniform()``, Gluon's
-  default) and binds an executor with ``grad_req='add'`` for the input and every
-  parameter whose ``grad_req`` is not 'null'. The executor binds the parameters' own
+  default) and binds an executor with ``grad_req='add'`` for every parameter whose
+  ``grad_req`` is not 'null' and ``'write'`` for the input (each backward replaces its
+  gradient, so it needs no zeroing). The executor binds the parameters' own
   arrays: values flow both ways (an update is visible in ``layer.weight.data()``, a
   ``set_data``/``load_parameters`` is visible to the executor).
 * ``cm(x)`` (NumPy or NDArray) runs forward in training mode and returns a copy of the
   output (an NDArray; pushed, not waited for). ``cm.predict(x)`` runs inference mode
   (Dropout off, BatchNorm on running statistics).
-* ``cm.backward(dy)`` zeroes the input gradient, backpropagates the head gradient `dy`
-  (parameter gradients accumulate: grad_req 'add') and returns a copy of the gradient
-  with respect to the input.
+* ``cm.backward(dy)`` backpropagates the head gradient `dy` (parameter gradients
+  accumulate: grad_req 'add') and returns the gradient with respect to the input of the
+  last ``cm(x)``.
+* What ``cm(x)`` and ``cm.backward`` return stays valid: later calls never change it
+  while the caller (or a view of it) holds it. An array the caller has dropped is
+  written again by the next call instead of allocating a new one (`_references`), so a
+  training step costs what the hand-driven executor does plus one output copy.
 * ``cm.update(lr)`` does ``w -= lr * lr_mult * grad`` and zeroes ``grad`` for every
   parameter with a gradient, as in-place engine ops.
 * An input of another shape (another batch size) switches to an executor made by
   ``Executor.reshape`` that shares parameters, gradients and buffers; the few most
   recent shapes are kept.
 """
+import sys
 from collections import OrderedDict
 
 import numpy as np
@@ -58,6 +64,17 @@ def _infer_param_shapes(traced, input_shape, where):
             params[name].shape = shape
 
 
+def _references(holder, name):
+    """(references to holder.<name>, references to its memory). Every way to reach an
+    NDArray's values holds one of the two: the array object, or its chunk, which each
+    view and each NumPy view made inside an engine op keeps. Taken when the model has
+    just made the array, the pair counts the model's own references; equal later, the
+    caller has dropped the array and every view of it, so the model may write it
+    again (the engine orders that write after any pending read of it)."""
+    arr = getattr(holder, name)
+    return sys.getrefcount(arr), sys.getrefcount(arr._chunk)
+
+
 class CompiledModel:
     """A model bound to an executor; see the module docstring."""
 
@@ -88,7 +105,7 @@ class CompiledModel:
         ctx = self._ctx
         args = {'data': nd.zeros(input_shape, ctx=ctx, dtype=self._dtype)}
         grads = {'data': nd.zeros(input_shape, ctx=ctx, dtype=self._dtype)}
-        reqs = {'data': 'add'}
+        reqs = {'data': 'write'}
         aux = {}
         self._sgd = []
         for name, param in self.params.items():
@@ -105,6 +122,7 @@ class CompiledModel:
         exe = Executor(self.symbol, ctx, args, grads, reqs, aux)
         self._base = exe
         self._use(exe)
+        self._y = None              # the array the last cm(x) returned (see _references)
         self._executors = OrderedDict([(tuple(input_shape), exe)])
         self._param_shapes = {n: p.shape for n, p in self.params.items()}
         self._trained = False
@@ -112,9 +130,10 @@ class CompiledModel:
     # ------------------------------------------------------------ running
     def _use(self, exe):
         self._exe = exe
-        self._shape = tuple(exe.arg_dict['data'].shape)
+        self._x = exe.arg_dict['data']
+        self._shape = self._x.shape
         self._out = exe.outputs[0]
-        self._dx = exe.grad_dict['data']
+        self._dx = None             # this executor's input gradient is bound at backward
 
     def _executor_for(self, shape):
         exe = self._executors.get(shape)
@@ -134,12 +153,26 @@ class CompiledModel:
         return exe
 
     def _forward(self, x, is_train):
-        if not isinstance(x, (nd.NDArray, np.ndarray)):
+        # the input copy of Executor.forward(data=x), without its per-call arg_dict
+        if isinstance(x, nd.NDArray):
+            if x.shape != self._shape:
+                self._executor_for(x.shape)
+            if x is not self._x:
+                x.copyto(self._x)
+        else:
             x = np.asarray(x)
-        exe = self._exe if x.shape == self._shape else self._executor_for(tuple(x.shape))
-        exe.forward(is_train=is_train, data=x)
+            if x.shape != self._shape:
+                self._executor_for(x.shape)
+            self._x[:] = x
+        self._exe.forward(is_train=is_train)
         self._trained = is_train
-        return self._out.copy()
+        out = self._out
+        if self._y is None or self._y.shape != out.shape or \
+                _references(self, '_y') != self._y_refs:
+            self._y = nd.empty(out.shape, ctx=self._ctx, dtype=out.dtype)
+            self._y_refs = _references(self, '_y')
+        out.copyto(self._y)
+        return self._y
 
     def __call__(self, x):
         """Forward in training mode; returns a copy of the output."""
@@ -163,10 +196,14 @@ class CompiledModel:
         if dy.shape != out.shape:
             raise ValueError(f"CompiledModel.backward: dy has shape {tuple(dy.shape)}, the "
                              f"output has {tuple(out.shape)}")
-        dx = self._dx
-        dx[:] = 0
-        self._exe.backward(dy)
-        return dx.copy()
+        # backward writes (grad_req 'write') straight into the array it returns; a new
+        # one is bound only while the caller still holds the last one
+        if self._dx is None or _references(self, '_dx') != self._dx_refs:
+            self._dx = nd.empty(self._shape, ctx=self._ctx, dtype=self._dtype)
+            self._exe._rebind_grad('data', self._dx)
+            self._dx_refs = _references(self, '_dx')
+        self._exe._run_backward([dy])           # dy checked above
+        return self._dx
 
     def update(self, lr):
         """One SGD step ``w -= lr * grad`` on every parameter; zeroes the gradients."""

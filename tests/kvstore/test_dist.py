@@ -153,6 +153,15 @@ def test_pushpull_into_pushed_array(suite):
         np.testing.assert_array_equal(got, expect)
 
 
+def test_repeated_pushpull_of_the_same_arrays(suite):
+    size = len(suite)
+    sums = [sum(r + 10.0 * step for r in range(size)) for step in range(3)]
+    for got in every_rank(suite, 'repeated_pushpull'):
+        np.testing.assert_array_equal(got, np.repeat([sums + sums[-1:]], 5, axis=0).T)
+    for got in every_rank(suite, 'plan_then_optimizer'):   # store: size, minus 0.5 * size
+        np.testing.assert_allclose(got, np.full(2, 0.5 * size))
+
+
 def test_pushpull_outs_aliasing_other_keys_values_and_several_outs(suite):
     size = len(suite)
     sum_x = sum(1.0 + r for r in range(size))
@@ -242,9 +251,14 @@ def test_feedforward_fit_shards_numpy_data(suite):
 
 
 @needs_mpirun
-def test_mismatched_keys_or_shapes_raise_naming_them():
-    rc, out = run_job(3, FAILURES, 'mismatch', MXCY_KV_TIMEOUT=60)
+@pytest.mark.parametrize('thread_level', ['multiple', 'serialized'])
+def test_mismatched_keys_or_shapes_raise_naming_them(thread_level):
+    # 'multiple': the calling thread posts each agreement; 'serialized': the op does
+    rc, out = run_job(3, FAILURES, 'mismatch', MXCY_KV_TIMEOUT=60,
+                      MPI4PY_RC_THREAD_LEVEL=thread_level)
     assert rc == 0, out[-6000:]
+    posts = thread_level == 'multiple'
+    assert out.count(f'CALLER_POSTS_AGREEMENTS {posts}') == 3, out[-6000:]
     caught = [line for line in out.splitlines() if line.startswith('CAUGHT')]
     assert len(caught) == 6, out[-6000:]                        # 2 errors on 3 ranks
     push = [c for c in caught if 'push of keys' in c]
@@ -266,6 +280,15 @@ def test_rank_exiting_early_fails_others_with_timeout():
     rc, out = run_job(3, FAILURES, 'early_exit', MXCY_KV_TIMEOUT=KV_TIMEOUT)
     assert rc != 0, out[-6000:]
     assert f"waited {KV_TIMEOUT} s for the other ranks in push of keys ['w']" in out, \
+        out[-6000:]
+    assert 'NOT REACHED' not in out
+
+
+@needs_mpirun
+def test_rank_that_never_creates_a_store_fails_others_with_timeout():
+    rc, out = run_job(2, FAILURES, 'no_store', MXCY_KV_TIMEOUT=KV_TIMEOUT)
+    assert rc != 0, out[-6000:]
+    assert f"waited {KV_TIMEOUT} s for the other ranks in kv.create('dist_sync')" in out, \
         out[-6000:]
     assert 'NOT REACHED' not in out
 

@@ -120,6 +120,40 @@ def test_backward_zeroes_the_input_gradient_but_accumulates_parameter_gradients(
         np.testing.assert_allclose(cm.params[name].grad().asnumpy(), 2 * g, rtol=1e-10)
 
 
+def test_returned_values_are_not_overwritten_by_later_calls(batch):
+    """Each cm(x) / cm.backward(dy) returns its own arrays: later steps, also with
+    another batch size (whose executor shares memory with the first), leave them alone."""
+    x, dy = batch
+    cm = nn.compile(MLP('float64'), (4, 5))
+    p = values(cm)
+    y, dx = cm(x), cm.backward(dy)
+    y_ref, (dx_ref, _) = np_forward(p, x)[0], np_backward(p, x, dy)
+    rng = np.random.RandomState(7)
+    for n in (4, 2, 4, 3):
+        cm(rng.randn(n, 5))
+        dx_n = cm.backward(rng.randn(n, 3))
+        assert dx_n is not dx and dx_n.shape == (n, 5)
+    np.testing.assert_allclose(y.asnumpy(), y_ref, rtol=1e-12)
+    np.testing.assert_allclose(dx.asnumpy(), dx_ref, rtol=1e-10, atol=1e-14)
+
+
+def test_dropped_results_are_reused_but_views_keep_them(batch):
+    x, dy = batch
+    cm = nn.compile(MLP('float64'), (4, 5))
+    p = values(cm)
+    y_ref, (dx_ref, _) = np_forward(p, x)[0], np_backward(p, x, dy)
+    first_y, first_dx = id(cm(x)), id(cm.backward(dy))          # dropped at once
+    assert id(cm(x)) == first_y and id(cm.backward(dy)) == first_dx
+    y_view, dx_view = cm(x)[1:3], cm.backward(dy).reshape((20,))  # only views held
+    y_mid, dx_mid = cm(x + 1), cm.backward(dy * 2)
+    assert id(y_mid) != first_y and id(dx_mid) != first_dx
+    cm(x - 1)
+    cm.backward(-dy)
+    np.testing.assert_allclose(y_view.asnumpy(), y_ref[1:3], rtol=1e-12)
+    np.testing.assert_allclose(dx_view.asnumpy(), dx_ref.reshape(-1), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(y_mid.asnumpy(), np_forward(p, x + 1)[0], rtol=1e-12)
+
+
 def test_update_is_exactly_one_sgd_step(batch):
     x, dy = batch
     cm = nn.compile(MLP('float64'), (4, 5))

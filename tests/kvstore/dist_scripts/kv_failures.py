@@ -7,6 +7,8 @@
   (a correct push afterwards prints ``SUM <value>``), and the job exits 0.
 * ``early_exit``: the last rank exits right after init; the others push and must fail
   with the timeout error (uncaught), which aborts the whole job.
+* ``no_store``: the last rank never creates a store; the others' ``kv.create`` must fail
+  with the timeout error.
 * ``fewer_batches``: Module training where rank 0 has one batch more than the others;
   rank 0 must fail with the timeout error and the job must end.
 """
@@ -28,6 +30,7 @@ def caught(fn):
 
 
 def mismatch(kv, rank):
+    print('CALLER_POSTS_AGREEMENTS', kv._comm.agree_comm is not None, flush=True)
     kv.init(['a', 'b'], [mx.nd.zeros((3,)), mx.nd.zeros((4,))])
 
     def push_different_key():
@@ -70,7 +73,20 @@ def fewer_batches(kv, rank):
     print('FIT DONE', rank, flush=True)
 
 
+def no_store():
+    """The last rank exits without creating a store: the others' kv.create times out."""
+    from mpi4py import MPI
+    comm = MPI.COMM_WORLD
+    if comm.Get_rank() == comm.Get_size() - 1:
+        print('EXITING', flush=True)
+        sys.exit(0)
+    mx.kv.create('dist_sync')
+    print('NOT REACHED', flush=True)
+
+
 def main():
+    if sys.argv[1] == 'no_store':
+        return no_store()
     kv = mx.kv.create('dist_sync')
     {'mismatch': mismatch, 'early_exit': early_exit,
      'fewer_batches': fewer_batches}[sys.argv[1]](kv, kv.rank)

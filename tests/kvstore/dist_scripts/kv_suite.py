@@ -15,6 +15,7 @@ import sys
 import numpy as np
 
 import mxcy as mx
+from mxcy.kvstore import dist_mpi
 
 arrays, facts = {}, {}
 
@@ -44,6 +45,25 @@ def api(kv, rank):
     grad = mx.nd.array(ints(100 + rank, (4,)))
     kv.pushpull('g', grad, out=grad)
     arrays['pushpull_g'] = grad.asnumpy()
+    # the same (key, value, out) again and again (the store reuses its checks and plan),
+    # then an optimizer set on the same store (the plan must not bypass it)
+    kv.init('rep', mx.nd.zeros((5,)))
+    g, o = mx.nd.zeros((5,)), mx.nd.zeros((5,))
+    seen = []
+    for step in range(3):
+        g[:] = rank + 10.0 * step
+        kv.pushpull('rep', g, out=o)
+        seen.append(o.asnumpy())
+    seen.append(pulled(kv, 'rep', (5,)))
+    arrays['repeated_pushpull'] = np.stack(seen)
+    kv4 = mx.kv.create('dist_sync')
+    kv4.init('q', mx.nd.full((2,), 100.0))
+    gq, oq = mx.nd.ones((2,)), mx.nd.zeros((2,))
+    kv4.pushpull('q', gq, out=oq)
+    kv4.pushpull('q', gq, out=oq)
+    kv4.set_optimizer(mx.optimizer.SGD(learning_rate=0.5, rescale_grad=1.0))
+    kv4.pushpull('q', gq, out=oq)
+    arrays['plan_then_optimizer'] = oq.asnumpy()
     # pushpull whose outs are the other key's values (must not reduce into them early;
     # keys over FUSE_BYTES, reduced one by one), and one with two outs for a key
     n = 20_000
@@ -65,11 +85,14 @@ def api(kv, rank):
     outs = [mx.nd.zeros(s, dtype=dtypes[i % 3]) for i, s in enumerate(shapes)]
     kv.pull(names, out=outs)
     arrays['small'] = np.concatenate([o.asnumpy().astype(np.float64).ravel() for o in outs])
-    # one large key (6 MB, odd length: several chunks, the last one partial)
+    # one large key (6 MB, odd length: several 4 MB chunks, the last one partial; chunks
+    # are 1 GB by default, too large to test here)
     big_n = 1_500_001
+    chunk_bytes, dist_mpi.CHUNK_BYTES = dist_mpi.CHUNK_BYTES, 1 << 22
     kv.init('big', mx.nd.zeros((big_n,)))
     kv.push('big', mx.nd.array(ints(7 + rank, (big_n,))))
     arrays['big'] = pulled(kv, 'big', (big_n,))
+    dist_mpi.CHUNK_BYTES = chunk_bytes
     # int keys on a second store; a key repeated in one push is summed
     kv2 = mx.kv.create('dist_sync')
     kv2.init([3, 7], [mx.nd.zeros((5,)), mx.nd.full((2,), 9.0 + rank)])
