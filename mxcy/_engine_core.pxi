@@ -377,12 +377,11 @@ cdef void* worker_main(void* arg) noexcept nogil:
             g_nidle += 1
             pthread_cond_wait(&g_work_cv, &g_lock)
             g_nidle -= 1
-        if g_heap_len == 0:
-            if share_joinable_locked():
-                join_shared_locked()
-                continue
-            if g_stop:
-                break
+        if share_joinable_locked():         # a running kernel's parts come first
+            join_shared_locked()
+            continue
+        if g_heap_len == 0 and g_stop:
+            break
         op = heap_pop()
         pthread_mutex_unlock(&g_lock)
         execute(op)

@@ -1,10 +1,9 @@
 # Part of mxcy/_engine.pyx (textually included there): one big kernel shared by the workers.
 #
 # A big kernel (a GEMM) runs on one worker with single-threaded BLAS, so that workers x
-# BLAS threads never exceed the cores. When another worker sits idle its core is free:
-# `run_parts(fn, arg, nparts)` then publishes the kernel as `nparts` independent parts; the
-# calling worker and any idle worker that wakes claim parts with an atomic counter until
-# none is left. No extra thread exists, so the cores are never oversubscribed; a worker that
+# BLAS threads never exceed the cores. `run_parts(fn, arg, nparts)` publishes the kernel
+# as `nparts` independent parts; the calling worker and any worker that becomes free
+# (idle ones are woken) claim parts with an atomic counter until none is left. No extra thread exists, so the cores are never oversubscribed; a worker that
 # wakes late simply finds fewer parts (the caller never waits for a part nobody started).
 # On by default; MXCY_KERNEL_SPLIT=0 or engine.set_kernel_split(False) turns it off.
 
@@ -84,22 +83,34 @@ cdef inline void spin_until(int* counter, int target) noexcept nogil:
 
 
 cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
-    """fn(arg, p, nparts) for every p in [0, nparts): shared with idle workers if any."""
+    """fn(arg, p, nparts) for every p in [0, nparts), shared with the other workers.
+
+    The kernel is published even when no worker is idle: one that finishes its op joins
+    before taking the next (two big GEMMs one after the other on both cores beat the two
+    side by side on one core each: they no longer fight over the caches). When another
+    kernel holds the slot, this thread first helps with its unclaimed parts, then tries
+    again; if the slot is still taken it runs its own parts alone."""
     global g_share_busy, g_share_open, g_stat_shared
     cdef int handed = 0, p
-    if nparts > 1 and g_split_enabled and g_nidle > 0 and not g_naive and not g_shutdown:
+    if nparts > 1 and g_split_enabled and g_nworkers > 1 and not g_naive and not g_shutdown:
         pthread_mutex_lock(&g_lock)
-        if not g_share_busy and g_nidle > 0:
-            g_share_busy = 1
-            g_share.fn = fn
-            g_share.arg = arg
-            g_share.nparts = nparts
-            g_share.next_part = 0
-            g_share.parts_done = 0
-            g_share_open = 1
-            handed = 1
-            g_stat_shared += 1
-            pthread_cond_signal(&g_work_cv)
+        while True:
+            if not g_share_busy:
+                g_share_busy = 1
+                g_share.fn = fn
+                g_share.arg = arg
+                g_share.nparts = nparts
+                g_share.next_part = 0
+                g_share.parts_done = 0
+                g_share_open = 1
+                handed = 1
+                g_stat_shared += 1
+                if g_nidle > 0:
+                    pthread_cond_signal(&g_work_cv)
+                break
+            if not share_joinable_locked():
+                break
+            join_shared_locked()
         pthread_mutex_unlock(&g_lock)
     if not handed:
         for p in range(nparts):

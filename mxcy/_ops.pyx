@@ -264,6 +264,12 @@ cdef int binary_flat(num_t* x, num_t* y, num_t* out, int64_t n, int op,
     return 0
 
 
+cdef inline bint num_is_float(num_t* p) noexcept nogil:
+    if num_t is float or num_t is double:
+        return True
+    return False
+
+
 cdef int binary_bcast(num_t* x, num_t* y, num_t* out, BinaryArgs* a) noexcept nogil:
     """out[idx] := x[idx · xstride] OP y[idx · ystride] over a broadcast index space."""
     cdef int64_t idx[16]
@@ -275,10 +281,18 @@ cdef int binary_bcast(num_t* x, num_t* y, num_t* out, BinaryArgs* a) noexcept no
         idx[d] = 0
     o = 0
     while o < a.n:
-        for i in range(inner):
-            rc = binop(x[xo + i * xs], y[yo + i * ys], a.op, &out[o + i])
-            if rc:
-                return rc
+        if xs == 1 and ys == 1:         # contiguous rows (a bias over rows): the flat loops
+            rc = binary_flat(x + xo, y + yo, out + o, inner, a.op, 0)
+        elif xs == 1 and ys == 0 and num_is_float(x):   # one y value per row (exact in a
+            rc = binary_flat(x + xo, <num_t*>NULL, out + o, inner, a.op, <double>y[yo])
+        else:                                            # double only for float dtypes)
+            rc = 0
+            for i in range(inner):
+                rc = binop(x[xo + i * xs], y[yo + i * ys], a.op, &out[o + i])
+                if rc:
+                    break
+        if rc:
+            return rc
         o += inner
         d = nd - 2
         while d >= 0:
@@ -528,7 +542,8 @@ cdef void gemm_part(void* args, int part, int nparts) noexcept nogil:
 cdef enum:
     SPLIT_MACS = 1 << 21      # GEMMs above this many multiply-adds are shared with idle
                               # workers (below it the parts cost more than they save)
-    SPLIT_PARTS = 4           # parts per shared GEMM: a worker that wakes late still helps
+    SPLIT_PARTS = 2           # parts per shared GEMM: 4 cost more in packing than a late
+                              # helper loses (measured: FC forward 1.66 -> 1.18 ms)
 
 
 cdef int gemm_kernel(void* args, char* errmsg) noexcept nogil:

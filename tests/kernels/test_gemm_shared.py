@@ -37,7 +37,7 @@ def _operands(shape, trans_a, trans_b, seed=0):
 
 
 # (m, n, k): rows split (m >= n), columns split in 16-aligned blocks (m < n), a ragged last
-# column block, empty trailing parts (65 columns in 4 parts of 32), all above the threshold
+# column block (65 columns), all above the threshold
 SHAPES = [(512, 520, 600), (96, 1200, 700), (1000, 70, 40), (70, 1000, 40), (64, 65, 600)]
 
 
