@@ -45,6 +45,7 @@ cdef extern from "_rnn_gemm.h" nogil:
     int mxcy_gemm_packed(int m, int n, int k, const float* a, int lda, int inc,
                          const float* packed, float* c, int ldc, int accumulate)
     int mxcy_gemm_isa()
+    enum: MXCY_NR
 
 ctypedef fused real_t:
     float
@@ -175,7 +176,7 @@ cdef int packed_gemm_shared(int m, int n, int k, const float* a, int lda, const 
     g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, accumulate
     g.a, g.packed, g.c = a, packed, c
     run_parts(packed_gemm_part, &g,
-              4 if m >= 64 and <int64_t>m * n * k >= (1 << 21) else 1)
+              2 if m >= 64 and <int64_t>m * n * k >= (1 << 21) else 1)
     return 1
 
 
@@ -204,14 +205,45 @@ cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t
         blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 
 
-cdef inline void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bint tb,
+# Each step's product is cut by column panels of the packed weight, so a worker that is
+# free takes half of the weight (and the caller never waits for a part nobody started).
+cdef struct StepGemm:
+    int m
+    int n
+    int k
+    int lda
+    int ldc
+    int accumulate
+    const float* a
+    const float* packed
+    float* c
+
+
+cdef void step_gemm_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef StepGemm* g = <StepGemm*>arg
+    cdef int panels = (g.n + MXCY_NR - 1) // MXCY_NR
+    cdef int p0 = panels * part // nparts, p1 = panels * (part + 1) // nparts
+    cdef int c0 = p0 * MXCY_NR
+    if p1 > p0:
+        mxcy_gemm_packed(g.m, min(g.n, p1 * MXCY_NR) - c0, g.k, g.a, g.lda, 1,
+                         g.packed + <int64_t>p0 * MXCY_NR * g.k, g.c + c0, g.ldc, g.accumulate)
+
+
+cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bint tb,
                            real_t* b, int ldb, real_t beta, real_t* c, int ldc) noexcept nogil:
     """c := a·op(b) + beta·c (beta 0 or 1) for a small m: on the packed copy of op(b)
     when there is one (the per-step GEMM of the recurrence), else through BLAS."""
+    cdef StepGemm g
     if real_t is float:
-        if packed != NULL and mxcy_gemm_packed(m, n, k, a, lda, 1, packed, c, ldc, beta != 0):
+        if packed != NULL and mxcy_gemm_isa() != 0:
+            g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, beta != 0
+            g.a, g.packed, g.c = a, packed, c
+            run_parts(step_gemm_part, &g,
+                      2 if n >= 2 * MXCY_NR and <int64_t>m * n * k >= (1 << 21) else 1)
             return
     blas_gemm(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+
+
 
 
 cdef void store_rows(real_t* dst, real_t* src, int rows, int cols, int ld_src,
