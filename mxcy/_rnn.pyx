@@ -147,8 +147,10 @@ cdef void transpose(real_t* src, int lds, int rows, int cols, real_t* dst) noexc
                     dst[<int64_t>j * rows + i] = src[<int64_t>i * lds + j]
 
 
-# The sequence-wide GEMMs (input projection, dW, dx) are big: their rows are cut into
-# parts that idle engine workers join (run_parts), all reading the one packed B.
+# A product against a packed B, cut into parts: each step's product by column panels of
+# the packed weight (a worker that is free takes half of it; the caller never waits for a
+# part nobody started), the sequence-wide GEMMs (input projection, dW, dx) by rows: all
+# parts read the one packed B.
 cdef struct PackedGemm:
     int m
     int n
@@ -205,22 +207,8 @@ cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t
         blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 
 
-# Each step's product is cut by column panels of the packed weight, so a worker that is
-# free takes half of the weight (and the caller never waits for a part nobody started).
-cdef struct StepGemm:
-    int m
-    int n
-    int k
-    int lda
-    int ldc
-    int accumulate
-    const float* a
-    const float* packed
-    float* c
-
-
 cdef void step_gemm_part(void* arg, int part, int nparts) noexcept nogil:
-    cdef StepGemm* g = <StepGemm*>arg
+    cdef PackedGemm* g = <PackedGemm*>arg
     cdef int panels = (g.n + MXCY_NR - 1) // MXCY_NR
     cdef int p0 = panels * part // nparts, p1 = panels * (part + 1) // nparts
     cdef int c0 = p0 * MXCY_NR
@@ -230,10 +218,10 @@ cdef void step_gemm_part(void* arg, int part, int nparts) noexcept nogil:
 
 
 cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bint tb,
-                           real_t* b, int ldb, real_t beta, real_t* c, int ldc) noexcept nogil:
+                    real_t* b, int ldb, real_t beta, real_t* c, int ldc) noexcept nogil:
     """c := a·op(b) + beta·c (beta 0 or 1) for a small m: on the packed copy of op(b)
     when there is one (the per-step GEMM of the recurrence), else through BLAS."""
-    cdef StepGemm g
+    cdef PackedGemm g
     if real_t is float:
         if packed != NULL and mxcy_gemm_isa() != 0:
             g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, beta != 0
