@@ -260,11 +260,15 @@ cdef inline int conv_nparts(ConvArgs* a) noexcept nogil:
     return min(a.n, <int>CONV_MAX_PARTS)
 
 
+cdef inline int image_bound(int n, int part, int nparts) noexcept nogil:
+    """The first image of part `part` (of n images in nparts parts)."""
+    return <int>(<int64_t>n * part // nparts)
+
+
 cdef void conv_fwd_part(void* arg, int part, int nparts) noexcept nogil:
     cdef ConvParts* cp = <ConvParts*>arg
     cdef ConvArgs* a = cp.a
-    cdef int lo = <int>(<int64_t>a.n * part // nparts)
-    cdef int hi = <int>(<int64_t>a.n * (part + 1) // nparts)
+    cdef int lo = image_bound(a.n, part, nparts), hi = image_bound(a.n, part + 1, nparts)
     cdef int rc
     if a.dtype == DT_FLOAT32:
         rc = conv_fwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y, lo, hi)
@@ -278,8 +282,7 @@ cdef void conv_fwd_part(void* arg, int part, int nparts) noexcept nogil:
 cdef void conv_bwd_part(void* arg, int part, int nparts) noexcept nogil:
     cdef ConvParts* cp = <ConvParts*>arg
     cdef ConvArgs* a = cp.a
-    cdef int lo = <int>(<int64_t>a.n * part // nparts)
-    cdef int hi = <int>(<int64_t>a.n * (part + 1) // nparts)
+    cdef int lo = image_bound(a.n, part, nparts), hi = image_bound(a.n, part + 1, nparts)
     cdef int64_t wsize = <int64_t>a.f * (a.c // a.groups) * a.kh * a.kw
     cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
     cdef char* dw = cp.dw_parts + part * wsize * isz if cp.dw_parts != NULL else NULL

@@ -40,12 +40,8 @@ cdef int permute_kernel(void* args, char* errmsg) noexcept nogil:
     while o < a.n:
         s = a.src + so * isz
         t = a.dst + o * isz
-        if isz == 4:
-            for i in range(inner):
-                (<int32_t*>(t + i * 4))[0] = (<int32_t*>(s + i * step))[0]
-        else:
-            for i in range(inner):
-                copy_item(t + i * isz, s + i * step, isz)
+        for i in range(inner):
+            copy_item(t + i * isz, s + i * step, isz)
         o += inner
         d = nd - 2
         while d >= 0:
@@ -170,10 +166,10 @@ def push_rows(str direction, idx, table, rows, bint zero_first=True):
         raise ValueError(f"Embedding: rows {np.dtype(rows.dtype).name}{tuple(rows.shape)} "
                          f"do not match table {dt.name}{tuple(table.shape)} and "
                          f"{idx.size} indices")
-    if np.dtype(idx.dtype) not in _ACC_LABEL:
+    if np.dtype(idx.dtype) not in INDEX_DTYPES:
         raise TypeError(f"Embedding: indices must be float32/float64/int32/int64, got "
                         f"{np.dtype(idx.dtype).name}")
-    if direction == 'scatter' and dt not in _ACC_PRED:
+    if direction == 'scatter' and dt not in FLOAT_DTYPES:
         raise TypeError(f"Embedding_backward: float32 or float64 only, got {dt.name}")
     a.count = idx.size
     a.input_dim = table.shape[0]

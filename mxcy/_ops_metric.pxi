@@ -46,8 +46,9 @@ cdef int accuracy_kernel(void* args, char* errmsg) noexcept nogil:
 
 
 cdef bytes _B_ACCURACY = b"Accuracy.update"
-_ACC_PRED = (np.dtype(np.float32), np.dtype(np.float64))
-_ACC_LABEL = _ACC_PRED + (np.dtype(np.int32), np.dtype(np.int64))
+# the dtypes the C metric and row kernels take (callers check with these, never a copy)
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+INDEX_DTYPES = FLOAT_DTYPES + (np.dtype(np.int32), np.dtype(np.int64))
 
 
 def push_accuracy_update(pred, label, counts):
@@ -62,7 +63,7 @@ def push_accuracy_update(pred, label, counts):
     if label.size != pred.shape[0]:
         raise ValueError(f"Accuracy.update: label shape {tuple(label.shape)} does not match "
                          f"prediction shape {tuple(pred.shape)}; expected one label per row")
-    if np.dtype(pred.dtype) not in _ACC_PRED or np.dtype(label.dtype) not in _ACC_LABEL:
+    if np.dtype(pred.dtype) not in FLOAT_DTYPES or np.dtype(label.dtype) not in INDEX_DTYPES:
         raise TypeError(f"Accuracy.update: float predictions and float/int labels, got "
                         f"{np.dtype(pred.dtype).name} and {np.dtype(label.dtype).name}")
     if np.dtype(counts.dtype) != np.float64 or counts.shape != (2,):
@@ -88,8 +89,8 @@ def accuracy_np(pred, label):
     cdef char err[256]
     pred = np.ascontiguousarray(pred)
     label = np.ascontiguousarray(label)
-    if pred.ndim != 2 or label.size != pred.shape[0] or pred.dtype not in _ACC_PRED \
-            or label.dtype not in _ACC_LABEL:
+    if pred.ndim != 2 or label.size != pred.shape[0] or pred.dtype not in FLOAT_DTYPES \
+            or label.dtype not in INDEX_DTYPES:
         raise ValueError(f"accuracy_np: needs float (rows, classes) scores and one float/int "
                          f"label per row, got {pred.dtype}{pred.shape}, "
                          f"{label.dtype}{label.shape}")

@@ -26,9 +26,11 @@ _CODE_OF = {key: code for dt, code in DTYPE_CODES.items() for key in (dt, dt.typ
 def dtype_code(dtype, what='dtype'):
     """The MXNet type flag of a dtype given as a name, a NumPy type or a dtype."""
     try:
-        return _CODE_OF[dtype]
-    except (KeyError, TypeError):           # another spelling, or not hashable
-        pass
+        code = _CODE_OF.get(dtype)
+    except TypeError:                       # not hashable: not a common spelling
+        code = None
+    if code is not None:
+        return code
     try:
         dt = np.dtype(dtype)
     except TypeError:

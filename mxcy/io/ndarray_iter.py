@@ -103,7 +103,7 @@ def gather(arr, idx, axis, name='NDArrayIter', zero_tail=0):
         return arr[start:start + k]
     shape = arr.shape[:axis] + (k,) + arr.shape[axis + 1:]
     out = new_empty(shape, dtype_code(arr.dtype), arr.context)
-    if axis == 0 and not zero_tail and k and arr.size and np.dtype(arr.dtype) != np.bool_:
+    if axis == 0 and not zero_tail and k and arr.size:
         # a C row gather: no Python op (and no GIL hand-off) per shuffled batch
         rows = arr.reshape((arr.shape[0], -1))
         push_rows('gather', array(np.asarray(idx, np.int64), arr.context, dtype=np.int64),

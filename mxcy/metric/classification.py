@@ -4,7 +4,7 @@ import math
 import numpy
 
 from mxcy._ndarray import NDArray, zeros
-from mxcy._ops import push_accuracy_update
+from mxcy._ops import FLOAT_DTYPES, INDEX_DTYPES, push_accuracy_update
 from mxcy.metric.base import EvalMetric, alias, as_list, pairs, register, shape_error
 
 
@@ -46,10 +46,8 @@ class Accuracy(EvalMetric):
     def _counted_in_c(self, label, pred):
         return (isinstance(label, NDArray) and isinstance(pred, NDArray) and pred.ndim == 2
                 and self.axis in (1, -1) and label.size == pred.shape[0]
-                and pred.shape != label.shape
-                and numpy.dtype(pred.dtype) in (numpy.float32, numpy.float64)
-                and numpy.dtype(label.dtype) in (numpy.float32, numpy.float64, numpy.int32,
-                                                 numpy.int64))
+                and pred.shape != label.shape and numpy.dtype(pred.dtype) in FLOAT_DTYPES
+                and numpy.dtype(label.dtype) in INDEX_DTYPES)
 
     def _fold_pending(self):
         if getattr(self, '_counts_pending', False):

@@ -12,7 +12,7 @@ MXNet 1.x semantics.
 import numpy as np
 
 from mxcy import _ndarray
-from mxcy._ops import push_rows
+from mxcy._ops import FLOAT_DTYPES, INDEX_DTYPES, push_rows
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import (check_axis, fmt_shape, prod, push_scatter, push_value,
@@ -450,11 +450,10 @@ class Embedding(OpSpec):
 
 
 def _rows_in_c(idx, table, scatter=False):
-    """Whether the C row kernels take these (float/int indices; scatter: float tables)."""
-    kinds = (np.float32, np.float64) if scatter else (np.float32, np.float64, np.float16,
-                                                       np.int32, np.int64, np.int8, np.uint8)
-    return (np.dtype(idx.dtype) in (np.float32, np.float64, np.int32, np.int64)
-            and np.dtype(table.dtype) in kinds)
+    """Whether the C row kernels take these: float/int indices; a gather copies rows of
+    any dtype, a scatter adds into float tables."""
+    return np.dtype(idx.dtype) in INDEX_DTYPES and (
+        not scatter or np.dtype(table.dtype) in FLOAT_DTYPES)
 
 
 # ---------------------------------------------------------------- selection
