@@ -8,7 +8,7 @@ H = 1. Shapes and parameters are validated by the operator before the push. `req
 cimport numpy as cnp
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
 from mxcy._engine cimport ERR_MEMORY, ERR_VALUE, run_parts
@@ -60,14 +60,83 @@ cdef inline void valid_cols(int ow, int sw, int off, int w, int* lo, int* hi) no
     hi[0] = b
 
 
+# Rows of a convolution's columns are short (ow elements: 8 in LeNet's second layer), so
+# per-element loops spend more on loop control than on moving data. These move fixed-size
+# blocks, which the compiler turns into a few vector loads and stores.
+cdef inline void copy_short(real_t* d, real_t* s, int n) noexcept nogil:
+    while n >= 8:
+        memcpy(d, s, 8 * sizeof(real_t))
+        d += 8
+        s += 8
+        n -= 8
+    if n >= 4:
+        memcpy(d, s, 4 * sizeof(real_t))
+        d += 4
+        s += 4
+        n -= 4
+    while n > 0:
+        d[0] = s[0]
+        d += 1
+        s += 1
+        n -= 1
+
+
+cdef inline void add_short(real_t* d, real_t* s, int n) noexcept nogil:
+    """d[:n] += s[:n]; blocks go through a local copy so they vectorize though d, s may
+    alias as far as the compiler knows."""
+    cdef real_t t[8]
+    cdef real_t u[8]
+    cdef int k
+    while n >= 8:
+        memcpy(t, d, 8 * sizeof(real_t))
+        memcpy(u, s, 8 * sizeof(real_t))
+        for k in range(8):
+            t[k] += u[k]
+        memcpy(d, t, 8 * sizeof(real_t))
+        d += 8
+        s += 8
+        n -= 8
+    while n > 0:
+        d[0] += s[0]
+        d += 1
+        s += 1
+        n -= 1
+
+
+cdef inline void zero_short(real_t* d, int n) noexcept nogil:
+    if n > 0:
+        memset(d, 0, <size_t>n * sizeof(real_t))
+
+
+cdef inline void col_segment(real_t* xc, int h, int w, int ii, int off, int sw, int lo,
+                             int hi, int oj0, int run, real_t* dst) noexcept nogil:
+    """dst[0:run] := one image channel's values under output columns oj0 .. oj0+run of the
+    window row reading input row `ii` (column oj reads xc[ii, oj·sw + off]; 0 outside the
+    image, i.e. for ii outside [0, h) or oj outside the valid columns [lo, hi))."""
+    cdef int a, b, oj
+    cdef real_t* src
+    if ii < 0 or ii >= h:
+        zero_short(dst, run)
+        return
+    a = min(max(lo, oj0), oj0 + run)
+    b = max(min(hi, oj0 + run), a)
+    src = xc + <int64_t>ii * w + off
+    zero_short(dst, a - oj0)
+    if sw == 1:
+        copy_short(dst + (a - oj0), src + a, b - a)
+    else:
+        for oj in range(a, b):
+            dst[oj - oj0] = src[oj * sw]
+    zero_short(dst + (b - oj0), oj0 + run - b)
+
+
 cdef void im2col(real_t* x, int c, int h, int w, int kh, int kw, int ph, int pw, int sh,
                  int sw, int dh, int dw, int oh, int ow, real_t* col,
                  int64_t ld) noexcept nogil:
     """col[(ci·kh + ki)·kw + kj, oi·ow + oj] := x[ci, oi·sh − ph + ki·dh, oj·sw − pw + kj·dw]
     (0 outside the image); rows of `col` are `ld` elements apart."""
-    cdef int ci, ki, kj, oi, oj, ii, lo, hi, off
+    cdef int ci, ki, kj, oi, lo, hi, off
     cdef real_t* dst
-    cdef real_t* src
     for ci in range(c):
         for ki in range(kh):
             for kj in range(kw):
@@ -75,22 +144,8 @@ cdef void im2col(real_t* x, int c, int h, int w, int kh, int kw, int ph, int pw,
                 off = kj * dw - pw
                 valid_cols(ow, sw, off, w, &lo, &hi)
                 for oi in range(oh):
-                    ii = oi * sh - ph + ki * dh
-                    if ii < 0 or ii >= h:
-                        for oj in range(ow):
-                            dst[oj] = 0
-                    else:
-                        src = x + (<int64_t>ci * h + ii) * w + off
-                        for oj in range(lo):
-                            dst[oj] = 0
-                        if sw == 1:
-                            for oj in range(lo, hi):
-                                dst[oj] = src[oj]
-                        else:
-                            for oj in range(lo, hi):
-                                dst[oj] = src[oj * sw]
-                        for oj in range(hi, ow):
-                            dst[oj] = 0
+                    col_segment(x + <int64_t>ci * h * w, h, w, oi * sh - ph + ki * dh, off, sw,
+                                lo, hi, 0, ow, dst)
                     dst += ow
 
 
@@ -111,16 +166,22 @@ cdef void col2im(real_t* col, int c, int h, int w, int kh, int kw, int ph, int p
                     ii = oi * sh - ph + ki * dh
                     if 0 <= ii < h:
                         dst = x + (<int64_t>ci * h + ii) * w + off
-                        for oj in range(lo, hi):
-                            dst[oj * sw] += src[oj]
+                        if sw == 1:
+                            add_short(dst + lo, src + lo, hi - lo)
+                        else:
+                            for oj in range(lo, hi):
+                                dst[oj * sw] += src[oj]
                     src += ow
+
+
+include "_conv_packed.pxi"
 
 
 # ---------------------------------------------------------------- convolution
 # Images are processed in chunks: the columns of `nb` images side by side make one
 # (K, nb·P) matrix, so each group needs one large GEMM per chunk instead of nb small ones.
 cdef enum:
-    COL_BUDGET = 1 << 22      # elements of the column buffer (16 MB of float32)
+    COL_BUDGET = 1 << 18      # elements of the column buffer (1 MB of float32)
 
 
 cdef inline int chunk_images(int n, int64_t K, int64_t P) noexcept nogil:
@@ -203,8 +264,7 @@ cdef int conv_bwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* dy, real_t* 
                 for i in range(m):
                     src = dy + (n0 + i) * ys + <int64_t>(g * fg + f) * P
                     dst = dyt + <int64_t>f * mp + <int64_t>i * P
-                    for p in range(P):
-                        dst[p] = src[p]
+                    memcpy(dst, src, <size_t>P * sizeof(real_t))
             if a.req_w:
                 for i in range(m):
                     im2col(x + (n0 + i) * xs + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w,
@@ -250,6 +310,8 @@ cdef enum:
 cdef struct ConvParts:
     ConvArgs* a
     char* dw_parts        # parts × f·K elements (backward with req_w), else NULL
+    bint packed           # float32 through the packed GEMM (pc), else im2col + BLAS
+    PackedConv pc
     int err
 
 
@@ -270,7 +332,9 @@ cdef void conv_fwd_part(void* arg, int part, int nparts) noexcept nogil:
     cdef ConvArgs* a = cp.a
     cdef int lo = image_bound(a.n, part, nparts), hi = image_bound(a.n, part + 1, nparts)
     cdef int rc
-    if a.dtype == DT_FLOAT32:
+    if cp.packed:
+        rc = conv_fwd_packed(a, &cp.pc, <float*>a.x, <float*>a.b, <float*>a.y, lo, hi)
+    elif a.dtype == DT_FLOAT32:
         rc = conv_fwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y, lo, hi)
     else:
         rc = conv_fwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.b, <double*>a.y,
@@ -289,7 +353,10 @@ cdef void conv_bwd_part(void* arg, int part, int nparts) noexcept nogil:
     cdef int rc
     if dw != NULL:
         memset(dw, 0, wsize * isz)
-    if a.dtype == DT_FLOAT32:
+    if cp.packed:
+        rc = conv_bwd_packed(a, &cp.pc, <float*>a.x, <float*>a.dy, <float*>a.dx, <float*>dw,
+                             lo, hi)
+    elif a.dtype == DT_FLOAT32:
         rc = conv_bwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.dy, <float*>a.dx,
                             <float*>dw, lo, hi)
     else:
@@ -322,7 +389,12 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0
+    cp.packed = use_packed(a)
+    if cp.packed and packed_prepare(a, &cp.pc, True):
+        return ERR_MEMORY
     run_parts(conv_fwd_part, &cp, conv_nparts(a))
+    if cp.packed:
+        packed_release(&cp.pc)
     return cp.err
 
 
@@ -338,14 +410,25 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     cp.a = a
     cp.err = 0
     cp.dw_parts = NULL
+    cp.packed = use_packed(a) and (a.req_x or a.req_w)
+    if cp.packed and packed_prepare(a, &cp.pc, False):
+        return ERR_MEMORY
     if a.req_w:
         cp.dw_parts = <char*>malloc(nparts * wsize * isz + 1)
         if cp.dw_parts == NULL:
+            if cp.packed:
+                packed_release(&cp.pc)
             return ERR_MEMORY
     if a.req_x or a.req_w:
         run_parts(conv_bwd_part, &cp, nparts)
+    if cp.packed:
+        packed_release(&cp.pc)
     if cp.err == 0 and a.req_w:
-        if a.dtype == DT_FLOAT32:
+        if cp.packed:
+            sum_parts_transposed(<float*>cp.dw_parts, nparts, a.groups,
+                                 (a.c // a.groups) * a.kh * a.kw, a.f // a.groups,
+                                 <float*>a.dwt, a.req_w == 2)
+        elif a.dtype == DT_FLOAT32:
             sum_parts(<float*>cp.dw_parts, nparts, wsize, <float*>a.dwt, a.req_w == 2)
         else:
             sum_parts(<double*>cp.dw_parts, nparts, wsize, <double*>a.dwt, a.req_w == 2)
