@@ -75,6 +75,10 @@ cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y, int64_t lo,
     """Planes [lo, hi) of y (req) pool(x). The geometry lives in locals: stores through
     y may alias the argument struct, which would force a reload of every field."""
     cdef real_t* acc_row
+    if real_t is float:
+        if pool_max2x2(a):
+            pool_max2x2_planes(a, x, NULL, y, lo, hi, False)
+            return 0
     if pool_inside(a):
         acc_row = <real_t*>malloc(a.ow * sizeof(real_t) + 1)
         if acc_row == NULL:
@@ -179,6 +183,39 @@ cdef void pool_bwd_inside(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_
                             dxp[r + dj] += g
 
 
+cdef extern from "_pool2x2.h" nogil:
+    void mxcy_maxpool2x2_fwd_f32(const float* r0, const float* r1, float* y, int ow, int add)
+    void mxcy_maxpool2x2_bwd_f32(const float* r0, const float* r1, const float* g, float* d0,
+                                 float* d1, int ow, int add)
+
+
+cdef inline bint pool_max2x2(PoolArgs* a) noexcept nogil:
+    """float32 max over 2×2 windows at stride 2, all inside: the loops of _pool2x2.h apply."""
+    return (a.dtype == DT_FLOAT32 and a.pool_type == 0 and a.kh == 2 and a.kw == 2
+            and a.sh == 2 and a.sw == 2 and pool_inside(a))
+
+
+cdef void pool_max2x2_planes(PoolArgs* a, float* x, float* dy, float* out, int64_t lo,
+                             int64_t hi, bint backward) noexcept nogil:
+    """Planes [lo, hi) of the forward (out = y) or the backward (dy given, out = dx), one
+    output row at a time. The backward writes every input it covers, so only inputs no
+    window covers need zeroing first."""
+    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, add = a.req == 2
+    cdef int64_t plane, row
+    cdef int oi
+    for plane in range(lo, hi):
+        if backward and not add and (2 * OH != H or 2 * OW != W):
+            memset(out + plane * H * W, 0, <size_t>H * W * sizeof(float))
+        for oi in range(OH):
+            row = plane * H * W + <int64_t>(2 * oi) * W
+            if backward:
+                mxcy_maxpool2x2_bwd_f32(x + row, x + row + W, dy + plane * OH * OW + oi * OW,
+                                        out + row, out + row + W, OW, add)
+            else:
+                mxcy_maxpool2x2_fwd_f32(x + row, x + row + W, out + plane * OH * OW + oi * OW,
+                                        OW, add)
+
+
 cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t lo,
                         int64_t hi) noexcept nogil:
     """Planes [lo, hi) of dx (req) the gradient of pool given dy."""
@@ -191,6 +228,10 @@ cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t 
     cdef real_t* dxp
     cdef int* b
     cdef int* cb
+    if real_t is float:
+        if pool_max2x2(a):
+            pool_max2x2_planes(a, x, dy, dx, lo, hi, True)
+            return 0
     if a.req == 1:
         memset(dx + lo * H * W, 0, <size_t>(hi - lo) * H * W * sizeof(real_t))
     if pool_inside(a):
