@@ -51,6 +51,7 @@ from mxcy.ndarray import NDArray
 
 FUSE_BYTES = 1 << 16          # keys up to this size are fused into one message
 CHUNK_BYTES = 1 << 30         # larger keys are reduced in chunks (MPI's int counts)
+_PAIR_TAG = 7301              # the point-to-point messages of the two-rank allreduce
 _TEXT_BYTES = 4096            # per-rank description exchanged on a mismatch
 SPIN_SECONDS = 1e-4           # the agreement step busy-polls this long,
 YIELD_SECONDS = 5e-3          # then polls yielding the core between tests, then sleeps
@@ -179,7 +180,11 @@ class _Comm:
 
         With `in_place`, src and dst are the same memory; else they do not overlap."""
         MPI = self.MPI
-        if not (in_place or src is dst):
+        separate = not (in_place or src is dst)
+        if separate and self.size == 2:
+            self._pair_allreduce(src.reshape(-1), dst.reshape(-1))
+            return
+        if separate:
             # then reduce in place: measured on a 4 MB gradient run by an engine worker,
             # copy + in-place Allreduce took 1.7-1.9 ms where MPI's own src -> dst form
             # took 2.1-2.3 ms (it stages the result in a temporary of its own)
@@ -198,6 +203,30 @@ class _Comm:
             else:
                 self.comm.Reduce(part, None, op=MPI.SUM, root=0)
             self.comm.Bcast(part, root=0)
+
+    def _pair_allreduce(self, src, dst):
+        """Two ranks, src and dst apart: each rank sums one half, straight into dst, and the
+        halves are swapped (reduce-scatter, then allgather, over MPI Sendrecv). Neither the
+        copy of src into dst nor MPI's own temporary is needed: on a 4 MB gradient that
+        was 1.13-1.33x the time of mpi4py's Allreduce. Each half is summed on one rank
+        only, so every rank gets the same bits (and a + b is b + a in any case)."""
+        half = dst.size // 2
+        peer = 1 - self.rank
+        ranges = ((0, half), (half, dst.size))
+        mine, theirs = ranges[self.rank], ranges[peer]
+        step = max(1, CHUNK_BYTES // max(1, dst.itemsize))
+        for lo in range(0, half + 1, step):         # both halves in the same chunks
+            m0, m1 = mine[0] + lo, min(mine[1], mine[0] + lo + step)
+            t0, t1 = theirs[0] + lo, min(theirs[1], theirs[0] + lo + step)
+            if m1 <= m0 and t1 <= t0:
+                break
+            # reduce-scatter: the peer's values for my half land in dst, then add mine
+            self.comm.Sendrecv(src[t0:t1], dest=peer, sendtag=_PAIR_TAG, recvbuf=dst[m0:m1],
+                               source=peer, recvtag=_PAIR_TAG)
+            np.add(dst[m0:m1], src[m0:m1], out=dst[m0:m1])
+            # allgather: my summed half for the peer's
+            self.comm.Sendrecv(dst[m0:m1], dest=peer, sendtag=_PAIR_TAG, recvbuf=dst[t0:t1],
+                               source=peer, recvtag=_PAIR_TAG)
 
     def bcast(self, buf):
         if self.size > 1:

@@ -197,6 +197,12 @@ def test_large_key_chunked_exact(suite):
         np.testing.assert_array_equal(got, expect)
 
 
+def test_large_pushpull_into_separate_out_exact_in_out_and_store(suite):
+    expect = sum(ints(8 + r, (1_500_001,)) for r in range(len(suite)))
+    for got in every_rank(suite, 'big_pushpull'):      # [out, the store pulled after]
+        np.testing.assert_array_equal(got, np.stack([expect, expect]))
+
+
 def test_set_optimizer_applies_sgd_to_reduced_gradient(suite):
     grad = np.array([1.0, 2.0, 3.0]) * sum(r + 1 for r in range(len(suite)))
     for got in every_rank(suite, 'sgd_p'):

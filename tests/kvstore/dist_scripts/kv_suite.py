@@ -92,6 +92,12 @@ def api(kv, rank):
     kv.init('big', mx.nd.zeros((big_n,)))
     kv.push('big', mx.nd.array(ints(7 + rank, (big_n,))))
     arrays['big'] = pulled(kv, 'big', (big_n,))
+    # pushpull into a separate out (two ranks: halves summed and swapped), in 1 MB chunks:
+    # the odd length leaves the second half one longer and the last chunks partial
+    dist_mpi.CHUNK_BYTES = 1 << 20
+    big_out = mx.nd.zeros((big_n,))
+    kv.pushpull('big', mx.nd.array(ints(8 + rank, (big_n,))), out=big_out)
+    arrays['big_pushpull'] = np.stack([big_out.asnumpy(), pulled(kv, 'big', (big_n,))])
     dist_mpi.CHUNK_BYTES = chunk_bytes
     # int keys on a second store; a key repeated in one push is summed
     kv2 = mx.kv.create('dist_sync')
