@@ -9,7 +9,7 @@
 #   dW       dWᵀ (K × fg) += col · dyᵀ  (the same offsets with the roles swapped)
 #   dx       dcol (K × P) = Wᵀ · dy, then col2im.
 # Padding is handled by a zero-padded copy of each image, so every window lies inside.
-# Used when the CPU has AVX2+FMA or AVX-512 (mxcy_gemm_isa); otherwise the BLAS path runs.
+# Used when the CPU has AVX-512 (mxcy_gemm_isa); otherwise the BLAS path runs.
 
 cdef extern from "_gemm_packed.h" nogil:
     int64_t mxcy_packed_len(int k, int n)
@@ -33,7 +33,9 @@ cdef enum:
 
 
 cdef inline bint use_packed(ConvArgs* a) noexcept nogil:
-    return (packed_conv_enabled and a.dtype == DT_FLOAT32 and mxcy_gemm_isa() > 0
+    # AVX-512 only: the AVX2 kernel (3 rows × 32) ran LeNet's second layer 1.7x slower
+    # than im2col + OpenBLAS (measured with MXCY_ISA_CAP=avx2)
+    return (packed_conv_enabled and a.dtype == DT_FLOAT32 and mxcy_gemm_isa() == 2
             and (a.c // a.groups) * a.kh * a.kw >= PACKED_MIN_K)
 
 

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_isa.h"
+
 #define MXCY_NR 32
 
 /* Floats needed to pack a k × n matrix. */
@@ -125,16 +127,8 @@ static void mxcy_block_avx2(int mr, int nj, int k, const float* const* rows,
     }
 }
 
-/* 2: AVX-512, 1: AVX2+FMA, 0: neither (use BLAS). */
-static int mxcy_gemm_isa(void) {
-    static int isa = -1;
-    if (isa < 0) {
-        __builtin_cpu_init();
-        isa = __builtin_cpu_supports("avx512f") ? 2
-            : (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? 1 : 0;
-    }
-    return isa;
-}
+/* 2: AVX-512, 1: AVX2+FMA, 0: neither (use BLAS); see _isa.h */
+static int mxcy_gemm_isa(void) { return mxcy_isa(); }
 #else
 static int mxcy_gemm_isa(void) { return 0; }
 #endif

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "_isa.h"
+
 /* y[j] (add: +=) the max of window j over input rows r0, r1 (columns 2j, 2j+1), j in
  * [j0, ow) */
 static inline void mxcy_maxpool2x2_fwd_scalar(const float* r0, const float* r1, float* y,
@@ -144,14 +146,7 @@ static void mxcy_maxpool2x2_bwd_avx512(const float* r0, const float* r1, const f
     }
 }
 
-static int mxcy_pool_avx512(void) {
-    static int has = -1;
-    if (has < 0) {
-        __builtin_cpu_init();
-        has = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return has;
-}
+static int mxcy_pool_avx512(void) { return mxcy_isa() == 2; }
 #endif
 
 static void mxcy_maxpool2x2_fwd_f32(const float* r0, const float* r1, float* y, int ow,
