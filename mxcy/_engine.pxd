@@ -33,6 +33,7 @@ cdef struct EDep:
     EDep* next
 
 cdef struct EVar:
+    int magic              # VAR_LIVE until its delete completes (checked by dep_var)
     EDep* head
     EDep* tail
     int running_reads
@@ -64,6 +65,8 @@ cdef void* pool_alloc(size_t nbytes) noexcept nogil
 cdef void pool_free(void* ptr, size_t nbytes) noexcept nogil
 
 cdef struct EOp:
+    int magic              # OP_LIVE from push to completion
+    int dispatched         # handed to a worker or run inline (once)
     kernel_fn fn
     char* args
     PyObject* pyfn

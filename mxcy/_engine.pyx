@@ -41,9 +41,11 @@ from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF, Py_XDECREF
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free, realloc, calloc, getenv, atoi
 from libc.string cimport memcpy, memset, strncpy, strlen
+from libc.stdio cimport fprintf, stderr
 
 cdef extern from "<stdlib.h>" nogil:
     int posix_memalign(void** memptr, size_t alignment, size_t size)
+    void abort()
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef unsigned long pthread_t
@@ -79,6 +81,10 @@ cdef extern from *:
 cdef enum:
     FLAG_SYNC = 1 << 8        # internal: a wait marker, completes as soon as it is granted
     FLAG_DELETE = 1 << 9      # internal: frees its (single) variable after completion
+    VAR_LIVE = 0x5641524C     # EVar.magic / EOp.magic: live and dead records
+    VAR_DEAD = 0x76617264
+    OP_LIVE = 0x4F504C56
+    OP_DEAD = 0x6F706464
     MAX_WORKERS = 256
 
 
@@ -108,6 +114,7 @@ cdef int g_errors_cap = 0
 cdef ErrorRec* g_dead = NULL        # released records whose PyObject still needs a decref
 cdef int64_t g_stat_pushed = 0
 cdef int64_t g_stat_inline = 0
+cdef int g_keep_freed = 0           # MXCY_ENGINE_DEBUG=1: never reuse op/var records
 
 pthread_mutex_init(&g_lock, NULL)
 pthread_cond_init(&g_work_cv, NULL)
@@ -252,6 +259,7 @@ cdef EVar* new_cvar() except NULL:
     cdef EVar* v = <EVar*>calloc(1, sizeof(EVar))
     if v == NULL:
         raise MemoryError("mxcy engine: out of memory creating a variable")
+    v.magic = VAR_LIVE
     return v
 
 
@@ -541,6 +549,9 @@ def _configure_from_env():
     split = os.environ.get('MXCY_KERNEL_SPLIT', '')
     if split:
         set_kernel_split(_env_int('MXCY_KERNEL_SPLIT', split, 0, 1))
+    global g_keep_freed, g_pool_off
+    g_keep_freed = os.environ.get('MXCY_ENGINE_DEBUG', '') not in ('', '0')
+    g_pool_off = os.environ.get('MXCY_MEMORY_POOL', '1') == '0'
     m = os.environ.get('MXCY_ENGINE_MAX_PENDING', '')
     if m:
         g_max_pending = _env_int('MXCY_ENGINE_MAX_PENDING', m, 1, 1 << 62)

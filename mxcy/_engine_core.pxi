@@ -69,6 +69,29 @@ cdef ErrorRec* kernel_error(EOp* op, int rc, char* msg) noexcept with gil:
     return make_error(exc_type(f"{op_name(op)}: {text}"), op_name(op))
 
 
+# ---------------------------------------------------------------- integrity checks
+# Corrupted tracking would hang or crash later, far from its cause: stop at once, naming
+# the op (faulthandler then prints every thread's Python stack).
+cdef void engine_corrupt(const char* what, EOp* op) noexcept nogil:
+    cdef const char* name
+    if op == NULL:
+        fprintf(stderr, "mxcy engine: internal error: %s\n", what)
+        abort()
+    name = op.cname
+    if name == NULL:
+        name = "<python op>"
+    fprintf(stderr, "mxcy engine: internal error: %s (op '%s', seq %lld)\n", what, name,
+            <long long>op.seq)
+    abort()
+
+
+cdef inline EVar* dep_var(EDep* d) noexcept nogil:
+    cdef EVar* v = <EVar*>d.var
+    if v.magic != VAR_LIVE:
+        engine_corrupt("a variable used after its delete", d.op)
+    return v
+
+
 # ---------------------------------------------------------------- tracking (lock held)
 cdef inline void var_enqueue(EVar* v, EDep* d) noexcept nogil:
     d.next = NULL
@@ -95,7 +118,7 @@ cdef int register_locked(EOp* op) noexcept nogil:
     op.wait_count = op.ndeps + 1
     for i in range(op.ndeps):
         d = &op.deps[i]
-        v = <EVar*>d.var
+        v = dep_var(d)
         if d.is_write:
             if v.head == NULL and not v.write_running and v.running_reads == 0:
                 v.write_running = 1
@@ -128,6 +151,8 @@ cdef void ready_add(ReadyList* rl, EOp* op) noexcept nogil:
 
 
 cdef inline void grant_dep(EDep* d, ReadyList* rl) noexcept nogil:
+    if d.op.magic != OP_LIVE or d.op.wait_count <= 0:
+        engine_corrupt("a dependency granted twice", d.op)
     d.op.wait_count -= 1
     if d.op.wait_count == 0:
         ready_add(rl, d.op)
@@ -149,9 +174,16 @@ cdef void grant_next(EVar* v, ReadyList* rl) noexcept nogil:
         grant_dep(d, rl)
 
 
+cdef inline void mark_dispatched(EOp* op) noexcept nogil:
+    if op.magic != OP_LIVE or op.dispatched or op.wait_count != 0:
+        engine_corrupt("an op dispatched twice", op)
+    op.dispatched = 1
+
+
 cdef void heap_push(EOp* op) noexcept nogil:
     global g_heap, g_heap_len, g_heap_cap
     cdef int i, parent
+    mark_dispatched(op)
     if g_heap_len == g_heap_cap:
         g_heap_cap = 64 if g_heap_cap == 0 else g_heap_cap * 2
         g_heap = <EOp**>realloc(g_heap, g_heap_cap * sizeof(EOp*))
@@ -174,7 +206,10 @@ cdef inline int op_before(EOp* a, EOp* b) noexcept nogil:
 
 cdef EOp* heap_pop() noexcept nogil:
     global g_heap_len
-    cdef EOp* top = g_heap[0]
+    cdef EOp* top
+    if g_heap_len <= 0:
+        engine_corrupt("an op taken from an empty ready heap", NULL)
+    top = g_heap[0]
     cdef EOp* last
     cdef int i = 0, child
     g_heap_len -= 1
@@ -246,6 +281,8 @@ cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
     cdef int i
     cdef EDep* d
     cdef EVar* v
+    if op.magic != OP_LIVE or op.wait_count != 0:
+        engine_corrupt("an op completed twice or before it was ready", op)
     if op.error != NULL and op.original_error:
         if g_nerrors == g_errors_cap:
             g_errors_cap = 8 if g_errors_cap == 0 else g_errors_cap * 2
@@ -255,8 +292,10 @@ cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
         error_retain(op.error)
     for i in range(op.ndeps):
         d = &op.deps[i]
-        v = <EVar*>d.var
+        v = dep_var(d)
         if d.is_write:
+            if not v.write_running:
+                engine_corrupt("a write released that was not running", op)
             if not (op.flags & FLAG_SYNC):
                 if v.error != op.error:
                     error_release_locked(v.error)
@@ -266,6 +305,8 @@ cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
             v.write_running = 0
             grant_next(v, rl)
         else:
+            if v.running_reads <= 0 or v.write_running:
+                engine_corrupt("a read released that was not running", op)
             v.running_reads -= 1
             if v.running_reads == 0:
                 grant_next(v, rl)
@@ -274,14 +315,19 @@ cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
     error_release_locked(op.error)
     if op.flags & FLAG_DELETE:
         v = <EVar*>op.deps[0].var
-        # invariant: nothing can be queued behind the delete of an unreachable variable
+        if v.head != NULL:
+            engine_corrupt("an op queued behind a variable's delete", op)
         error_release_locked(v.error)
-        free(v)
+        v.magic = VAR_DEAD
+        if not g_keep_freed:
+            free(v)
     g_pending -= 1
     pending_unlink(op)
     if g_nwaiters > 0:
         pthread_cond_broadcast(&g_done_cv)
-    free(op)
+    op.magic = OP_DEAD
+    if not g_keep_freed:
+        free(op)
 
 
 cdef void dispatch_locked(ReadyList* rl, ReadyList* inline_out) noexcept nogil:
@@ -296,6 +342,7 @@ cdef void dispatch_locked(ReadyList* rl, ReadyList* inline_out) noexcept nogil:
             continue
         prepare_locked(op)
         if g_naive or g_shutdown or g_nworkers_wanted == 0:
+            mark_dispatched(op)
             ready_add(inline_out, op)
         else:
             heap_push(op)
@@ -326,6 +373,8 @@ cdef void execute(EOp* op) noexcept nogil:
     cdef char errmsg[256]
     cdef int rc
     cdef void* saved = tls_get_op()
+    if op.magic != OP_LIVE:
+        engine_corrupt("a freed op executed", op)
     tls_set_op(<void*>op)
     if op.pyfn != NULL:
         run_python_op(op)
@@ -373,15 +422,20 @@ cdef void* worker_main(void* arg) noexcept nogil:
     inl.cap = 0
     pthread_mutex_lock(&g_lock)
     while True:
-        while g_heap_len == 0 and not g_stop and not share_joinable_locked():
-            g_nidle += 1
-            pthread_cond_wait(&g_work_cv, &g_lock)
-            g_nidle -= 1
+        # Each test is made once per turn: whether a shared kernel is joinable changes
+        # without the lock (its parts are claimed atomically), so "not joinable" must never
+        # be read as "the heap has an op" (popping an empty heap ran an op twice and lost
+        # the next push).
         if share_joinable_locked():         # a running kernel's parts come first
             join_shared_locked()
             continue
-        if g_heap_len == 0 and g_stop:
-            break
+        if g_heap_len == 0:
+            if g_stop:
+                break
+            g_nidle += 1
+            pthread_cond_wait(&g_work_cv, &g_lock)
+            g_nidle -= 1
+            continue
         op = heap_pop()
         pthread_mutex_unlock(&g_lock)
         execute(op)
@@ -440,6 +494,7 @@ cdef EOp* new_op(int ndeps, size_t args_size) noexcept nogil:
     if op == NULL:
         return NULL
     memset(op, 0, sizeof(EOp))
+    op.magic = OP_LIVE
     op.deps = <EDep*>((<char*>op) + head)
     op.args = (<char*>op) + head + deps
     return op
@@ -515,6 +570,7 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
         if threaded and may_inline and op.pyfn == NULL:
             prepare_locked(op)
             g_stat_inline += 1
+            mark_dispatched(op)
             ready_add(&inl, op)
         else:
             ready_add(&rl, op)

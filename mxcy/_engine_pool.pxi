@@ -16,6 +16,7 @@ cdef PoolBlock* g_pool[21]
 cdef int g_pool_count[21]
 cdef int64_t g_pool_hits = 0
 cdef int64_t g_pool_misses = 0
+cdef int g_pool_off = 0     # MXCY_MEMORY_POOL=0: exact-size blocks, so memory checkers see overruns
 pthread_mutex_init(&g_pool_lock, NULL)
 memset(g_pool, 0, sizeof(g_pool))
 memset(g_pool_count, 0, sizeof(g_pool_count))
@@ -35,7 +36,7 @@ cdef void* pool_alloc(size_t nbytes) noexcept nogil:
     cdef PoolBlock* blk
     if nbytes == 0:
         nbytes = 1
-    if nbytes > (<size_t>1 << POOL_MAX_SHIFT):
+    if nbytes > (<size_t>1 << POOL_MAX_SHIFT) or g_pool_off:
         if posix_memalign(&p, 64, nbytes) != 0:
             return NULL
         return p
@@ -64,7 +65,7 @@ cdef void pool_free(void* ptr, size_t nbytes) noexcept nogil:
         return
     if nbytes == 0:
         nbytes = 1
-    if nbytes > (<size_t>1 << POOL_MAX_SHIFT):
+    if nbytes > (<size_t>1 << POOL_MAX_SHIFT) or g_pool_off:
         free(ptr)
         return
     b = pool_bucket(nbytes)
