@@ -71,6 +71,31 @@ def paired_median_ratio(times, num, den):
     return float(np.median([a / b for a, b in zip(times[num], times[den])]))
 
 
+def _cpu_ticks():
+    """(steal, total) jiffies of all CPUs, or None where /proc/stat is missing."""
+    try:
+        with open('/proc/stat') as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal [guest guest_nice: inside user]
+    return fields[7] if len(fields) > 7 else 0, sum(fields[:8])
+
+
+_last_ticks = _cpu_ticks()
+
+
+def _steal_pct():
+    """Share of CPU time the hypervisor took since the previous figure (or the start): on a
+    shared host the figures of one run are only comparable when this stays low."""
+    global _last_ticks
+    now = _cpu_ticks()
+    before, _last_ticks = _last_ticks, now
+    if now is None or before is None or now[1] <= before[1]:
+        return None
+    return round(100.0 * (now[0] - before[0]) / (now[1] - before[1]), 1)
+
+
 def emit(bench, figure, lib, value, unit, numpy_value=None, better='lower', **extra):
     line = {'bench': bench, 'figure': figure, 'lib': lib, 'value': value, 'unit': unit}
     if numpy_value is not None:
@@ -80,6 +105,7 @@ def emit(bench, figure, lib, value, unit, numpy_value=None, better='lower', **ex
     line.update(extra)
     line['cpus'] = len(os.sched_getaffinity(0))
     line['loadavg_1m'] = round(os.getloadavg()[0], 2)
+    line['steal_pct'] = _steal_pct()
     print(json.dumps(line), flush=True)
 
 

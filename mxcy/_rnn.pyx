@@ -172,13 +172,19 @@ cdef void packed_gemm_part(void* arg, int part, int nparts) noexcept nogil:
                          g.c + <int64_t>lo * g.ldc, g.ldc, g.accumulate)
 
 
+cdef inline int shared_parts(int most, int64_t flops) noexcept nogil:
+    """Parts for a shared product: 2 from 2M multiply-adds, 4 from 4M (at most `most`).
+    More parts shorten the owner's wait for a helper still inside the last one."""
+    cdef int parts = 4 if flops >= (1 << 22) else (2 if flops >= (1 << 21) else 1)
+    return max(1, min(parts, most))
+
+
 cdef int packed_gemm_shared(int m, int n, int k, const float* a, int lda, const float* packed,
                             float* c, int ldc, int accumulate) noexcept nogil:
     cdef PackedGemm g
     g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, accumulate
     g.a, g.packed, g.c = a, packed, c
-    run_parts(packed_gemm_part, &g,
-              2 if m >= 64 and <int64_t>m * n * k >= (1 << 21) else 1)
+    run_parts(packed_gemm_part, &g, shared_parts(m // 32, <int64_t>m * n * k))
     return 1
 
 
@@ -226,8 +232,7 @@ cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bin
         if packed != NULL and mxcy_gemm_isa() != 0:
             g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, beta != 0
             g.a, g.packed, g.c = a, packed, c
-            run_parts(step_gemm_part, &g,
-                      2 if n >= 2 * MXCY_NR and <int64_t>m * n * k >= (1 << 21) else 1)
+            run_parts(step_gemm_part, &g, shared_parts(n // MXCY_NR, <int64_t>m * n * k))
             return
     blas_gemm(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 
