@@ -11,16 +11,8 @@
 # Padding is handled by a zero-padded copy of each image, so every window lies inside.
 # Used when the CPU has AVX-512 (mxcy_gemm_isa); otherwise the BLAS path runs.
 
-cdef extern from "_gemm_packed.h" nogil:
-    int64_t mxcy_packed_len(int k, int n)
-    void mxcy_pack_b(const float* b, int ldb, int trans, int k, int n, float* packed)
-    int mxcy_gemm_packed(int m, int n, int k, const float* a, int lda, int inc,
-                         const float* packed, float* c, int ldc, int accumulate)
-    int mxcy_gemm_indirect(int m, int n, int k, const float* a, const int64_t* row_off,
-                           const int64_t* koff, const float* packed, float* c, int64_t rs,
-                           int64_t cs, int accumulate)
-    int mxcy_gemm_isa()
-    enum: MXCY_NR
+from mxcy._gemm_packed cimport (mxcy_packed_len, mxcy_pack_b, mxcy_gemm_packed,
+                                mxcy_gemm_indirect, mxcy_gemm_isa, MXCY_NR)
 
 
 cdef bint packed_conv_enabled = True      # tests switch it off to compare with BLAS

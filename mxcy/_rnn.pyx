@@ -39,13 +39,8 @@ cdef extern from "_rnn_math.h" nogil:
     void mxcy_gru_row_f32(float* gx, const float* gh, const float* bh, const float* h_prev,
                           float* hn, float* h, int n)
 
-cdef extern from "_gemm_packed.h" nogil:
-    int64_t mxcy_packed_len(int k, int n)
-    void mxcy_pack_b(const float* b, int ldb, int trans, int k, int n, float* packed)
-    int mxcy_gemm_packed(int m, int n, int k, const float* a, int lda, int inc,
-                         const float* packed, float* c, int ldc, int accumulate)
-    int mxcy_gemm_isa()
-    enum: MXCY_NR
+from mxcy._gemm_packed cimport (mxcy_packed_len, mxcy_pack_b, mxcy_gemm_packed,
+                                mxcy_gemm_isa, MXCY_NR)
 
 ctypedef fused real_t:
     float
