@@ -66,7 +66,6 @@ cdef void pool_free(void* ptr, size_t nbytes) noexcept nogil
 
 cdef struct EOp:
     int magic              # OP_LIVE from push to completion
-    int dispatched         # handed to a worker or run inline (once)
     kernel_fn fn
     char* args
     PyObject* pyfn

@@ -550,8 +550,10 @@ def _configure_from_env():
     if split:
         set_kernel_split(_env_int('MXCY_KERNEL_SPLIT', split, 0, 1))
     global g_keep_freed, g_pool_off
-    g_keep_freed = os.environ.get('MXCY_ENGINE_DEBUG', '') not in ('', '0')
-    g_pool_off = os.environ.get('MXCY_MEMORY_POOL', '1') == '0'
+    g_keep_freed = _env_int('MXCY_ENGINE_DEBUG', os.environ.get('MXCY_ENGINE_DEBUG') or '0',
+                            0, 1)
+    g_pool_off = not _env_int('MXCY_MEMORY_POOL', os.environ.get('MXCY_MEMORY_POOL') or '1',
+                              0, 1)
     m = os.environ.get('MXCY_ENGINE_MAX_PENDING', '')
     if m:
         g_max_pending = _env_int('MXCY_ENGINE_MAX_PENDING', m, 1, 1 << 62)

@@ -174,16 +174,9 @@ cdef void grant_next(EVar* v, ReadyList* rl) noexcept nogil:
         grant_dep(d, rl)
 
 
-cdef inline void mark_dispatched(EOp* op) noexcept nogil:
-    if op.magic != OP_LIVE or op.dispatched or op.wait_count != 0:
-        engine_corrupt("an op dispatched twice", op)
-    op.dispatched = 1
-
-
 cdef void heap_push(EOp* op) noexcept nogil:
     global g_heap, g_heap_len, g_heap_cap
     cdef int i, parent
-    mark_dispatched(op)
     if g_heap_len == g_heap_cap:
         g_heap_cap = 64 if g_heap_cap == 0 else g_heap_cap * 2
         g_heap = <EOp**>realloc(g_heap, g_heap_cap * sizeof(EOp*))
@@ -207,11 +200,11 @@ cdef inline int op_before(EOp* a, EOp* b) noexcept nogil:
 cdef EOp* heap_pop() noexcept nogil:
     global g_heap_len
     cdef EOp* top
+    cdef EOp* last
+    cdef int i = 0, child
     if g_heap_len <= 0:
         engine_corrupt("an op taken from an empty ready heap", NULL)
     top = g_heap[0]
-    cdef EOp* last
-    cdef int i = 0, child
     g_heap_len -= 1
     if g_heap_len > 0:
         last = g_heap[g_heap_len]
@@ -342,7 +335,6 @@ cdef void dispatch_locked(ReadyList* rl, ReadyList* inline_out) noexcept nogil:
             continue
         prepare_locked(op)
         if g_naive or g_shutdown or g_nworkers_wanted == 0:
-            mark_dispatched(op)
             ready_add(inline_out, op)
         else:
             heap_push(op)
@@ -570,7 +562,6 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
         if threaded and may_inline and op.pyfn == NULL:
             prepare_locked(op)
             g_stat_inline += 1
-            mark_dispatched(op)
             ready_add(&inl, op)
         else:
             ready_add(&rl, op)

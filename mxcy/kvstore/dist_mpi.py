@@ -215,11 +215,10 @@ class _Comm:
         ranges = ((0, half), (half, dst.size))
         mine, theirs = ranges[self.rank], ranges[peer]
         step = max(1, CHUNK_BYTES // max(1, dst.itemsize))
-        for lo in range(0, half + 1, step):         # both halves in the same chunks
+        # both ranks walk the longer half (the second) in the same chunks
+        for lo in range(0, dst.size - half, step):
             m0, m1 = mine[0] + lo, min(mine[1], mine[0] + lo + step)
             t0, t1 = theirs[0] + lo, min(theirs[1], theirs[0] + lo + step)
-            if m1 <= m0 and t1 <= t0:
-                break
             # reduce-scatter: the peer's values for my half land in dst, then add mine
             self.comm.Sendrecv(src[t0:t1], dest=peer, sendtag=_PAIR_TAG, recvbuf=dst[m0:m1],
                                source=peer, recvtag=_PAIR_TAG)

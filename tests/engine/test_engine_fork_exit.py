@@ -317,6 +317,8 @@ def test_default_workers_follow_cpu_affinity(tmp_path):
     ('MXCY_CPU_WORKER_NTHREADS', 'four'),
     ('MXCY_ENGINE_MAX_PENDING', 'lots'),
     ('MXCY_ENGINE_MAX_PENDING', '0'),
+    ('MXCY_ENGINE_DEBUG', 'yes'),
+    ('MXCY_MEMORY_POOL', 'off'),
 ])
 def test_bad_env_value_fails_at_import_naming_the_variable(tmp_path, name, value):
     proc = run_python(tmp_path, 'import mxcy\n', {name: value})
