@@ -437,7 +437,7 @@ def pool_bwd_np(x, dy, kernel, stride, pad, int pool_type=0,
 
 # ---------------------------------------------------------------- pushing to the engine
 from mxcy._engine cimport EVar, push_kernel
-from mxcy._ndptr cimport nd_ptr, nd_var
+from mxcy._ndptr cimport nd_ptr, nd_var, nd_apart, nd_wflag
 
 cdef bytes _B_CONV_FWD = b"Convolution"
 cdef bytes _B_CONV_BWD = b"Convolution_backward"
@@ -469,6 +469,7 @@ def conv_forward(x, w, b, y, stride, pad, dilate, int groups, str req='write'):
     memset(&a, 0, sizeof(a))
     geometry(&a, x.shape, w.shape, y.shape, stride, pad, dilate, groups)
     a.dtype = _DT[np.dtype(x.dtype)]
+    x, w, b = nd_apart(x, (y,)), nd_apart(w, (y,)), nd_apart(b, (y,))
     a.x, a.wt, a.y = nd_ptr(x), nd_ptr(w), nd_ptr(y)
     reads[0], reads[1] = nd_var(x), nd_var(w)
     if b is not None:
@@ -479,7 +480,8 @@ def conv_forward(x, w, b, y, stride, pad, dilate, int groups, str req='write'):
     if a.req_y == 0:
         return
     writes[0] = nd_var(y)
-    push_kernel(conv_fwd_kernel, &a, sizeof(a), reads, nr, writes, 1, 0, _B_CONV_FWD, 0)
+    push_kernel(conv_fwd_kernel, &a, sizeof(a), reads, nr, writes, 1, 0, _B_CONV_FWD,
+                nd_wflag(y, 0))
 
 
 def conv_backward(x, w, dy, dx, dw, db, stride, pad, dilate, int groups, str req_x,
@@ -488,10 +490,13 @@ def conv_backward(x, w, dy, dx, dw, db, stride, pad, dilate, int groups, str req
     cdef ConvArgs a
     cdef EVar* reads[3]
     cdef EVar* writes[3]
-    cdef int nw = 0
+    cdef int nw = 0, flags = 0
     memset(&a, 0, sizeof(a))
     geometry(&a, x.shape, w.shape, dy.shape, stride, pad, dilate, groups)
     a.dtype = _DT[np.dtype(x.dtype)]
+    outs = (dx if req_x != 'null' else None, dw if req_w != 'null' else None,
+            db if req_b != 'null' else None)
+    x, w, dy = nd_apart(x, outs), nd_apart(w, outs), nd_apart(dy, outs)
     a.x, a.wt, a.dy = nd_ptr(x), nd_ptr(w), nd_ptr(dy)
     reads[0], reads[1], reads[2] = nd_var(x), nd_var(w), nd_var(dy)
     a.req_x, a.req_w = _REQ[req_x], _REQ[req_w]
@@ -499,6 +504,7 @@ def conv_backward(x, w, dy, dx, dw, db, stride, pad, dilate, int groups, str req
     for arr, r in ((dx, a.req_x), (dw, a.req_w), (db, a.req_b)):
         if r:
             writes[nw] = nd_var(arr)
+            flags |= nd_wflag(arr, nw)
             nw += 1
     if a.req_x:
         a.dx = nd_ptr(dx)
@@ -507,7 +513,8 @@ def conv_backward(x, w, dy, dx, dw, db, stride, pad, dilate, int groups, str req
     if a.req_b:
         a.db = nd_ptr(db)
     if nw:
-        push_kernel(conv_bwd_kernel, &a, sizeof(a), reads, 3, writes, nw, 0, _B_CONV_BWD, 0)
+        push_kernel(conv_bwd_kernel, &a, sizeof(a), reads, 3, writes, nw, 0, _B_CONV_BWD,
+                    flags)
 
 
 def pool_forward(x, y, kernel, stride, pad, int pool_type, bint count_include_pad,
@@ -520,12 +527,14 @@ def pool_forward(x, y, kernel, stride, pad, int pool_type, bint count_include_pa
     fill_pool(&a, x.shape, kernel, stride, pad, y.shape[2], y.shape[3], pool_type,
               count_include_pad)
     a.dtype = _DT[np.dtype(x.dtype)]
+    x = nd_apart(x, (y,))
     a.x, a.y = nd_ptr(x), nd_ptr(y)
     a.req = _REQ[req]
     if a.req == 0:
         return
     r, wv = nd_var(x), nd_var(y)
-    push_kernel(pool_fwd_kernel, &a, sizeof(a), &r, 1, &wv, 1, 0, _B_POOL_FWD, 0)
+    push_kernel(pool_fwd_kernel, &a, sizeof(a), &r, 1, &wv, 1, 0, _B_POOL_FWD,
+                nd_wflag(y, 0))
 
 
 def pool_backward(x, dy, dx, kernel, stride, pad, int pool_type, bint count_include_pad,
@@ -538,10 +547,12 @@ def pool_backward(x, dy, dx, kernel, stride, pad, int pool_type, bint count_incl
     fill_pool(&a, x.shape, kernel, stride, pad, dy.shape[2], dy.shape[3], pool_type,
               count_include_pad)
     a.dtype = _DT[np.dtype(x.dtype)]
+    x, dy = nd_apart(x, (dx,)), nd_apart(dy, (dx,))
     a.x, a.dy, a.dx = nd_ptr(x), nd_ptr(dy), nd_ptr(dx)
     a.req = _REQ[req]
     if a.req == 0:
         return
     reads[0], reads[1] = nd_var(x), nd_var(dy)
     wv = nd_var(dx)
-    push_kernel(pool_bwd_kernel, &a, sizeof(a), reads, 2, &wv, 1, 0, _B_POOL_BWD, 0)
+    push_kernel(pool_bwd_kernel, &a, sizeof(a), reads, 2, &wv, 1, 0, _B_POOL_BWD,
+                nd_wflag(dx, 0))

@@ -18,6 +18,11 @@ cdef enum:
 # push flags
 cdef enum:
     FLAG_SMALL = 1      # cheap kernel: may run inline on the pushing thread when its vars are free
+    # bit FLAG_PARTIAL0 << i: write i covers only part of its variable (a view), so its
+    # success must not clear an error the variable carries (the rest is still bad);
+    # writes 0..MAX_PARTIAL_WRITES-1 can be marked, later ones count as whole
+    FLAG_PARTIAL0 = 1 << 16
+    MAX_PARTIAL_WRITES = 15
 
 cdef struct ErrorRec:
     int refcnt
@@ -30,6 +35,7 @@ cdef struct EDep:
     void* var          # EVar*
     int is_write
     int reads_too      # a var both read and written: its error poisons the op
+    int partial        # a write to part of the var: success keeps the var's error
     EDep* next
 
 cdef struct EVar:

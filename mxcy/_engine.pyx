@@ -81,6 +81,7 @@ cdef extern from *:
 cdef enum:
     FLAG_SYNC = 1 << 8        # internal: a wait marker, completes as soon as it is granted
     FLAG_DELETE = 1 << 9      # internal: frees its (single) variable after completion
+    FLAG_BULK = 1 << 10       # internal: a bulk group, errors tracked per kernel and variable
     VAR_LIVE = 0x5641524C     # EVar.magic / EOp.magic: live and dead records
     VAR_DEAD = 0x76617264
     OP_LIVE = 0x4F504C56
@@ -123,6 +124,7 @@ pthread_cond_init(&g_done_cv, NULL)
 include "_engine_pool.pxi"
 include "_engine_parallel.pxi"
 include "_engine_core.pxi"
+include "_engine_workers.pxi"
 include "_engine_bulk.pxi"
 
 
@@ -135,7 +137,7 @@ cdef int push_kernel(kernel_fn fn, const void* args, size_t args_size,
     cdef BulkState* b = <BulkState*>tls_get_bulk()
     if b != NULL and b.size > 1 and not g_naive:
         return bulk_append(b, fn, args, args_size, reads, nreads, writes, nwrites,
-                           priority, name)
+                           priority, name, flags)
     op = new_op(nreads + nwrites, args_size)
     if op == NULL:
         raise MemoryError("mxcy engine: out of memory creating an op")
@@ -143,7 +145,7 @@ cdef int push_kernel(kernel_fn fn, const void* args, size_t args_size,
     op.fn = fn
     op.cname = name
     op.priority = priority
-    fill_deps(op, reads, nreads, writes, nwrites)
+    fill_deps(op, reads, nreads, writes, nwrites, flags)
     return submit(op, flags & FLAG_SMALL, 1)
 
 
@@ -174,6 +176,7 @@ cdef int wait_var(EVar* v) except -1:
     cdef ErrorRec* e
     check_not_in_op("wait_to_read")
     bulk_flush()
+    restart_workers()
     pthread_mutex_lock(&g_lock)
     if v.head != NULL or v.write_running:
         pthread_mutex_unlock(&g_lock)
@@ -183,7 +186,7 @@ cdef int wait_var(EVar* v) except -1:
         op.flags = FLAG_SYNC
         op.cname = "wait_to_read"
         op.done_flag = &done
-        fill_deps(op, &v, 1, NULL, 0)
+        fill_deps(op, &v, 1, NULL, 0, 0)
         submit(op, 0, 0)
         with nogil:
             pthread_mutex_lock(&g_lock)
@@ -209,6 +212,7 @@ cdef int wait_all_c() except -1:
     cdef int64_t upto
     check_not_in_op("waitall")
     bulk_flush()
+    restart_workers()
     with nogil:
         pthread_mutex_lock(&g_lock)
         upto = g_seq
@@ -250,7 +254,7 @@ cdef int delete_cvar(EVar* v, free_fn on_free, void* ptr, size_t nbytes) except 
     op.on_free = on_free
     op.free_ptr = ptr
     op.free_nbytes = nbytes
-    fill_deps(op, NULL, 0, &v, 1)
+    fill_deps(op, NULL, 0, &v, 1, 0)
     submit(op, 1, 0)
     return 0
 
@@ -319,12 +323,32 @@ cdef inline Var as_var(object x):
                     f"got {type(x).__name__}")
 
 
+cdef int partial_flags(list writes) except -1:
+    """The FLAG_PARTIAL0 bits of the writes that are views covering part of their chunk."""
+    cdef int flags = 0, i
+    cdef Var chunk
+    for i in range(min(len(writes), MAX_PARTIAL_WRITES)):
+        x = writes[i]
+        if isinstance(x, Var):
+            continue
+        chunk = as_var(x)
+        addr, nbytes = x._span()
+        if addr != <size_t>chunk.data or nbytes != chunk.nbytes:
+            flags |= FLAG_PARTIAL0 << i
+    return flags
+
+
 def push(fn, reads=(), writes=(), int priority=0, name=None):
-    """Push a Python callable `fn()` that reads `reads` and writes `writes`; returns at once."""
+    """Push a Python callable `fn()` that reads `reads` and writes `writes`; returns at once.
+
+    `reads`/`writes` hold engine Vars or arrays; an array that is a view of part of its
+    memory is a partial write (its success keeps an error stored on the rest).
+    """
     cdef EOp* op
     cdef list rv = [as_var(x) for x in reads]
     cdef list wv = [as_var(x) for x in writes]
     cdef int nr = len(rv), nw = len(wv), i
+    cdef int flags = partial_flags(list(writes)) if nw else 0
     cdef EVar** vs
     if not callable(fn):
         raise TypeError(f"engine.push: fn must be callable, got {type(fn).__name__}")
@@ -338,7 +362,7 @@ def push(fn, reads=(), writes=(), int priority=0, name=None):
     if op == NULL:
         free(vs)
         raise MemoryError("mxcy engine: out of memory creating an op")
-    fill_deps(op, vs, nr, vs + nr, nw)
+    fill_deps(op, vs, nr, vs + nr, nw, flags)
     free(vs)
     op.pyfn = <PyObject*>fn
     Py_INCREF(fn)
@@ -423,13 +447,14 @@ def num_workers():
 
 def set_num_workers(int n):
     """Resize the worker pool (waits for pending ops, then restarts the workers)."""
-    global g_nworkers_wanted
     if n < 1 or n > MAX_WORKERS:
         raise ValueError(f"number of worker threads must be in [1, {MAX_WORKERS}], got {n}")
     _quiesce()
+    # other threads may push meanwhile: an op that lands in the ready heap after the old
+    # workers left is run by the new ones, which start before this returns
     with nogil:
-        stop_workers()
-    g_nworkers_wanted = n
+        stop_workers(n)
+    restart_workers()
 
 
 def max_pending():
@@ -500,7 +525,7 @@ def _at_exit():
     # the workers (and the exit) busy
     g_shutdown = 1
     with nogil:
-        stop_workers()
+        stop_workers(g_nworkers_wanted)
 
 
 def _before_fork():

@@ -63,10 +63,12 @@ _ERROR_TYPES = {ERR_RUNTIME: RuntimeError, ERR_ZERO_DIVISION: ZeroDivisionError,
                 ERR_VALUE: ValueError, ERR_INDEX: IndexError, ERR_MEMORY: MemoryError}
 
 
-cdef ErrorRec* kernel_error(EOp* op, int rc, char* msg) noexcept with gil:
+cdef ErrorRec* kernel_error(const char* cname, int rc, char* msg) noexcept with gil:
+    """The error of C kernel `cname` that returned code rc with message msg."""
     exc_type = _ERROR_TYPES.get(rc, RuntimeError)
+    name = cname.decode('utf-8', 'replace') if cname != NULL else '<op>'
     text = msg[:strlen(msg)].decode('utf-8', 'replace') or f'kernel failed (code {rc})'
-    return make_error(exc_type(f"{op_name(op)}: {text}"), op_name(op))
+    return make_error(exc_type(f"{name}: {text}"), name)
 
 
 # ---------------------------------------------------------------- integrity checks
@@ -229,6 +231,9 @@ cdef void prepare_locked(EOp* op) noexcept nogil:
     cdef EVar* v
     if op.flags & (FLAG_SYNC | FLAG_DELETE):
         return
+    if op.flags & FLAG_BULK:
+        bulk_prepare_locked(op)         # per kernel, while the group runs
+        return
     for i in range(op.ndeps):
         d = &op.deps[i]
         v = <EVar*>d.var
@@ -268,32 +273,47 @@ cdef inline int pushed_before_done(int64_t seq) noexcept nogil:
     return g_pend_head == NULL or g_pend_head.seq > seq
 
 
+cdef void record_error_locked(ErrorRec* e) noexcept nogil:
+    """Keep an op's original error for the next wait_all."""
+    global g_nerrors, g_errors_cap, g_errors
+    if g_nerrors == g_errors_cap:
+        g_errors_cap = 8 if g_errors_cap == 0 else g_errors_cap * 2
+        g_errors = <ErrorRec**>realloc(g_errors, g_errors_cap * sizeof(ErrorRec*))
+    g_errors[g_nerrors] = e
+    g_nerrors += 1
+    error_retain(e)
+
+
+cdef inline void set_var_error_locked(EVar* v, ErrorRec* e) noexcept nogil:
+    if v.error != e:
+        error_release_locked(v.error)
+        v.error = e
+        error_retain(e)
+
+
 cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
     """Release every dependency of a finished op, record its error, free it."""
-    global g_pending, g_nerrors, g_errors_cap, g_errors
+    global g_pending
     cdef int i
     cdef EDep* d
     cdef EVar* v
     if op.magic != OP_LIVE or op.wait_count != 0:
         engine_corrupt("an op completed twice or before it was ready", op)
     if op.error != NULL and op.original_error:
-        if g_nerrors == g_errors_cap:
-            g_errors_cap = 8 if g_errors_cap == 0 else g_errors_cap * 2
-            g_errors = <ErrorRec**>realloc(g_errors, g_errors_cap * sizeof(ErrorRec*))
-        g_errors[g_nerrors] = op.error
-        g_nerrors += 1
-        error_retain(op.error)
+        record_error_locked(op.error)
     for i in range(op.ndeps):
         d = &op.deps[i]
         v = dep_var(d)
         if d.is_write:
             if not v.write_running:
                 engine_corrupt("a write released that was not running", op)
-            if not (op.flags & FLAG_SYNC):
-                if v.error != op.error:
-                    error_release_locked(v.error)
-                    v.error = op.error
-                    error_retain(op.error)
+            if op.flags & FLAG_BULK:
+                set_var_error_locked(v, bulk_var_error(op, i))
+                v.version += 1
+            elif not (op.flags & FLAG_SYNC):
+                # a write to part of the var leaves the error of the rest in place
+                if op.error != NULL or not d.partial:
+                    set_var_error_locked(v, op.error)
                 v.version += 1
             v.write_running = 0
             grant_next(v, rl)
@@ -305,6 +325,8 @@ cdef void complete_locked(EOp* op, ReadyList* rl) noexcept nogil:
                 grant_next(v, rl)
     if op.done_flag != NULL:
         op.done_flag[0] = 1
+    if op.flags & FLAG_BULK:
+        bulk_release_locked(op)
     error_release_locked(op.error)
     if op.flags & FLAG_DELETE:
         v = <EVar*>op.deps[0].var
@@ -373,12 +395,14 @@ cdef void execute(EOp* op) noexcept nogil:
     elif op.flags & FLAG_DELETE:
         if op.on_free != NULL:
             op.on_free(op.free_ptr, op.free_nbytes)
+    elif op.flags & FLAG_BULK:
+        run_bulk(op)
     elif op.fn != NULL and not op.skipped:
         errmsg[0] = 0
         rc = op.fn(<void*>op.args, errmsg)
         if rc != 0:
             errmsg[255] = 0
-            op.error = kernel_error(op, rc, errmsg)
+            op.error = kernel_error(op.cname, rc, errmsg)
             op.original_error = 1
     tls_set_op(saved)
 
@@ -401,83 +425,6 @@ cdef void run_inline_list(ReadyList* todo) noexcept nogil:
     free(rl.items)
 
 
-cdef void* worker_main(void* arg) noexcept nogil:
-    global g_nidle
-    cdef ReadyList rl
-    cdef ReadyList inl
-    cdef EOp* op
-    rl.items = NULL
-    rl.n = 0
-    rl.cap = 0
-    inl.items = NULL
-    inl.n = 0
-    inl.cap = 0
-    pthread_mutex_lock(&g_lock)
-    while True:
-        # Each test is made once per turn: whether a shared kernel is joinable changes
-        # without the lock (its parts are claimed atomically), so "not joinable" must never
-        # be read as "the heap has an op" (popping an empty heap ran an op twice and lost
-        # the next push).
-        if share_joinable_locked():         # a running kernel's parts come first
-            join_shared_locked()
-            continue
-        if g_heap_len == 0:
-            if g_stop:
-                break
-            g_nidle += 1
-            pthread_cond_wait(&g_work_cv, &g_lock)
-            g_nidle -= 1
-            continue
-        op = heap_pop()
-        pthread_mutex_unlock(&g_lock)
-        execute(op)
-        pthread_mutex_lock(&g_lock)
-        complete_locked(op, &rl)
-        dispatch_locked(&rl, &inl)
-        if inl.n > 0:
-            pthread_mutex_unlock(&g_lock)
-            run_inline_list(&inl)
-            pthread_mutex_lock(&g_lock)
-    pthread_mutex_unlock(&g_lock)
-    free(rl.items)
-    free(inl.items)
-    return NULL
-
-
-cdef int ensure_workers() except -1:
-    """Start the worker pool lazily, under the lock so two pushers cannot both start it."""
-    global g_nworkers
-    cdef pthread_t t
-    cdef int failed = 0
-    pthread_mutex_lock(&g_lock)
-    while g_nworkers < g_nworkers_wanted and not g_shutdown:
-        if pthread_create(&t, NULL, worker_main, NULL) != 0:
-            failed = 1
-            break
-        g_threads[g_nworkers] = t
-        g_nworkers += 1
-    pthread_mutex_unlock(&g_lock)
-    if failed and g_nworkers == 0:
-        raise RuntimeError("mxcy engine: could not start a worker thread")
-    return 0
-
-
-cdef void stop_workers() noexcept nogil:
-    global g_stop, g_nworkers
-    cdef int i, n
-    pthread_mutex_lock(&g_lock)
-    g_stop = 1
-    pthread_cond_broadcast(&g_work_cv)
-    n = g_nworkers
-    pthread_mutex_unlock(&g_lock)
-    for i in range(n):
-        pthread_join(g_threads[i], NULL)
-    pthread_mutex_lock(&g_lock)
-    g_nworkers = 0
-    g_stop = 0
-    pthread_mutex_unlock(&g_lock)
-
-
 # ---------------------------------------------------------------- push
 cdef EOp* new_op(int ndeps, size_t args_size) noexcept nogil:
     cdef size_t head = (sizeof(EOp) + 15) & ~(<size_t>15)
@@ -492,20 +439,26 @@ cdef EOp* new_op(int ndeps, size_t args_size) noexcept nogil:
     return op
 
 
-cdef int fill_deps(EOp* op, EVar** reads, int nreads, EVar** writes, int nwrites) noexcept nogil:
-    """Dedupe: a var in both sets is one write that also reads; duplicates count once."""
-    cdef int i, j, n = 0, dup
+cdef int fill_deps(EOp* op, EVar** reads, int nreads, EVar** writes, int nwrites,
+                   int flags) noexcept nogil:
+    """Dedupe: a var in both sets is one write that also reads; duplicates count once.
+    Write i is partial when `flags` has FLAG_PARTIAL0 << i (a var written twice is
+    partial only if both writes are)."""
+    cdef int i, j, n = 0, dup, partial
     for i in range(nwrites):
+        partial = i < MAX_PARTIAL_WRITES and (flags & (FLAG_PARTIAL0 << i)) != 0
         dup = 0
         for j in range(n):
             if op.deps[j].var == <void*>writes[i]:
                 dup = 1
+                op.deps[j].partial = op.deps[j].partial and partial
                 break
         if not dup:
             op.deps[n].op = op
             op.deps[n].var = <void*>writes[i]
             op.deps[n].is_write = 1
             op.deps[n].reads_too = 0
+            op.deps[n].partial = partial
             n += 1
     for i in range(nreads):
         dup = 0
@@ -520,6 +473,7 @@ cdef int fill_deps(EOp* op, EVar** reads, int nreads, EVar** writes, int nwrites
             op.deps[n].var = <void*>reads[i]
             op.deps[n].is_write = 0
             op.deps[n].reads_too = 0
+            op.deps[n].partial = 0
             n += 1
     op.ndeps = n
     return n

@@ -21,7 +21,8 @@ from libc.stdint cimport int64_t
 from libc.string cimport memset
 
 from mxcy._engine cimport (Var, EVar, new_chunk, push_kernel, wait_var, kernel_fn,
-                           FLAG_SMALL)
+                           FLAG_SMALL, FLAG_PARTIAL0)
+from mxcy._ndptr cimport spans_clash
 from mxcy._ops cimport (BinaryArgs, UnaryArgs, FillArgs, CopyArgs, GemmArgs, binary_kernel,
                         unary_kernel, fill_kernel, copy_kernel, gemm_kernel, DT_FLOAT32,
                         DT_FLOAT64, DT_FLOAT16, OP_ADD, OP_SUB,
@@ -124,6 +125,10 @@ cdef class NDArray:
 
     cdef inline int64_t _nbytes(self):
         return self._size * ITEMSIZE[self._dtype]
+
+    def _span(self):
+        """(address, bytes) of this array's window on its chunk."""
+        return <size_t>self._ptr(), <size_t>self._nbytes()
 
     def _np_view(self):
         """A NumPy view of the memory, without waiting: only for use inside engine ops."""

@@ -7,6 +7,22 @@ cdef inline int _flags(int64_t n):
     return FLAG_SMALL if n <= SMALL_LIMIT else 0
 
 
+cdef inline int _wflag(NDArray out):
+    """FLAG_PARTIAL0 when `out`, the op's one write, is a view of part of its chunk."""
+    return 0 if out._offset == 0 and out._nbytes() == out._chunk.nbytes else FLAG_PARTIAL0
+
+
+cdef inline NDArray _apart(NDArray x, NDArray out, bint same_place_ok):
+    """x, or a copy of it when it overlaps `out` (see _ndptr.nd_apart): kernels split in
+    parts, or walking a broadcast input, would otherwise read what they already wrote."""
+    if x is None or x._chunk is not out._chunk:
+        return x
+    if spans_clash(<size_t>x._ptr(), x._nbytes(), <size_t>out._ptr(), out._nbytes(),
+                   same_place_ok):
+        return <NDArray>x.copy()
+    return x
+
+
 cdef int _fill(NDArray out, value) except -1:
     cdef FillArgs a
     cdef EVar* w = out._chunk.cvar
@@ -17,7 +33,8 @@ cdef int _fill(NDArray out, value) except -1:
     a.n = out._size
     a.dtype = out._dtype
     a.value = float(value)
-    push_kernel(fill_kernel, &a, sizeof(a), NULL, 0, &w, 1, 0, _B_FILL, _flags(a.n))
+    push_kernel(fill_kernel, &a, sizeof(a), NULL, 0, &w, 1, 0, _B_FILL,
+                _flags(a.n) | _wflag(out))
     return 0
 
 
@@ -29,7 +46,8 @@ cdef int _copy(NDArray dst, NDArray src) except -1:
     a.src = src._ptr()
     a.dst = dst._ptr()
     a.nbytes = dst._nbytes()
-    push_kernel(copy_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_COPY, _flags(dst._size))
+    push_kernel(copy_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_COPY,
+                _flags(dst._size) | _wflag(dst))
     return 0
 
 
@@ -127,6 +145,8 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
         _push_numpy(_binary_np(op, None if y is not None else other),
                     [x] if y is None else [x, y], [o], _BINARY_NAMES[op])
         return o
+    x = _apart(x, o, True)
+    y = _apart(y, o, True)
     a.x = x._ptr()
     a.out = o._ptr()
     a.n = o._size
@@ -140,7 +160,7 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
         a.y = NULL
         a.scalar = float(other)
         push_kernel(binary_kernel, &a, sizeof(a), &vs[1], 1, &vs[0], 1, 0, _B_BINARY,
-                    _flags(a.n))
+                    _flags(a.n) | _wflag(o))
         return o
     a.y = y._ptr()
     if y._shape != x._shape:
@@ -156,7 +176,7 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
         _bcast_strides(y._shape, oshape, a.ystride)
     vs[2] = y._chunk.cvar
     push_kernel(binary_kernel, &a, sizeof(a), &vs[1], 2, &vs[0], 1, 0, _B_BINARY,
-                _flags(a.n))
+                _flags(a.n) | _wflag(o))
     return o
 
 
@@ -187,6 +207,7 @@ def unary(x, int op, out=None):
     if xx._dtype == DT_FLOAT16:
         _push_numpy(_unary_np(op), [xx], [o], 'unary')
         return o
+    xx = _apart(xx, o, True)
     a.x = xx._ptr()
     a.out = o._ptr()
     a.n = o._size
@@ -194,7 +215,8 @@ def unary(x, int op, out=None):
     a.op = op
     r = xx._chunk.cvar
     w = o._chunk.cvar
-    push_kernel(unary_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_UNARY, _flags(a.n))
+    push_kernel(unary_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_UNARY,
+                _flags(a.n) | _wflag(o))
     return o
 
 
@@ -216,6 +238,8 @@ def gemm(a, b, c, int m, int n, int k, bint trans_a=False, bint trans_b=False,
             or z._size != <int64_t>batch * m * n or m < 0 or n < 0 or k < 0 or batch < 1):
         raise ValueError(f"gemm: sizes {x._size}, {y._size}, {z._size} do not match "
                          f"batch={batch}, m={m}, n={n}, k={k}")
+    x = _apart(x, z, False)     # BLAS reads a and b while it writes c
+    y = _apart(y, z, False)
     g.a = x._ptr()
     g.b = y._ptr()
     g.c = z._ptr()
@@ -235,7 +259,7 @@ def gemm(a, b, c, int m, int n, int k, bint trans_a=False, bint trans_b=False,
     vs[1] = x._chunk.cvar
     vs[2] = y._chunk.cvar
     push_kernel(gemm_kernel, &g, sizeof(g), &vs[1], 2, &vs[0], 1, 0, _B_GEMM,
-                _flags(<int64_t>batch * m * n * k // 64))
+                _flags(<int64_t>batch * m * n * k // 64) | _wflag(z))
     return c
 
 
@@ -251,8 +275,8 @@ cdef _push_numpy(fn, list inputs, list outputs, str name):
     def run():
         fn(*[(<NDArray>x)._np_view() for x in inputs],
            *[(<NDArray>o)._np_view() for o in outputs])
-    _engine.push(run, [(<NDArray>x)._chunk for x in inputs],
-                 [(<NDArray>o)._chunk for o in outputs], 0, name)
+    # the arrays themselves as writes: the engine tells a view's partial write from them
+    _engine.push(run, [(<NDArray>x)._chunk for x in inputs], outputs, 0, name)
 
 
 def new_empty(shape, dtype, ctx):

@@ -82,12 +82,13 @@ def push_permute(x, out, perm, str name='transpose'):
     for d in range(nd):
         a.shape[d] = shape[perm[d]]
         a.src_stride[d] = strides[perm[d]]
+    x = nd_apart(x, (out,))
     a.src = nd_ptr(x)
     a.dst = nd_ptr(out)
     r = nd_var(x)
     w = nd_var(out)
     push_kernel(permute_kernel, &a, sizeof(a), &r, 1, &w, 1, 0, _B_PERMUTE,
-                FLAG_SMALL if a.n <= 16384 else 0)
+                (FLAG_SMALL if a.n <= 16384 else 0) | nd_wflag(out, 0))
 
 
 # ---------------------------------------------------------------- rows by index
@@ -178,6 +179,12 @@ def push_rows(str direction, idx, table, rows, bint zero_first=True):
     a.dtype = _NP_CODES.get(dt, -1)
     a.itemsize = dt.itemsize
     a.zero_first = zero_first
+    written = rows if direction == 'gather' else table
+    idx = nd_apart(idx, (written,))
+    if direction == 'gather':
+        table = nd_apart(table, (rows,))
+    else:
+        rows = nd_apart(rows, (table,))
     a.idx = nd_ptr(idx)
     a.table = nd_ptr(table)
     a.rows = nd_ptr(rows)
@@ -190,9 +197,9 @@ def push_rows(str direction, idx, table, rows, bint zero_first=True):
         reads[1] = nd_var(table)
         w = nd_var(rows)
         push_kernel(gather_rows_kernel, &a, sizeof(a), reads, 2, &w, 1, 0, _B_GATHER,
-                    FLAG_SMALL if rows.size <= 16384 else 0)
+                    (FLAG_SMALL if rows.size <= 16384 else 0) | nd_wflag(rows, 0))
     else:
         reads[1] = nd_var(rows)
         w = nd_var(table)
         push_kernel(scatter_rows_kernel, &a, sizeof(a), reads, 2, &w, 1, 0, _B_SCATTER,
-                    FLAG_SMALL if rows.size <= 16384 else 0)
+                    (FLAG_SMALL if rows.size <= 16384 else 0) | nd_wflag(table, 0))

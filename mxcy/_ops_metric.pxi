@@ -68,6 +68,8 @@ def push_accuracy_update(pred, label, counts):
                         f"{np.dtype(pred.dtype).name} and {np.dtype(label.dtype).name}")
     if np.dtype(counts.dtype) != np.float64 or counts.shape != (2,):
         raise ValueError("Accuracy.update: counts must be a float64 array of shape (2,)")
+    pred = nd_apart(pred, (counts,))
+    label = nd_apart(label, (counts,))
     a.pred = nd_ptr(pred)
     a.label = nd_ptr(label)
     a.counts = <double*>nd_ptr(counts)
@@ -79,7 +81,7 @@ def push_accuracy_update(pred, label, counts):
     reads[1] = nd_var(label)
     w = nd_var(counts)
     push_kernel(accuracy_kernel, &a, sizeof(a), reads, 2, &w, 1, 0, _B_ACCURACY,
-                FLAG_SMALL if pred.size <= 16384 else 0)
+                (FLAG_SMALL if pred.size <= 16384 else 0) | nd_wflag(counts, 0))
 
 
 def accuracy_np(pred, label):

@@ -200,7 +200,7 @@ cdef int softmax_kernel(void* args, char* errmsg) noexcept nogil:
 
 # ---------------------------------------------------------------- pushing to the engine
 from mxcy._engine cimport EVar, push_kernel, FLAG_SMALL
-from mxcy._ndptr cimport nd_ptr, nd_var
+from mxcy._ndptr cimport nd_ptr, nd_var, nd_apart, nd_wflag
 
 cdef bytes _B_GRAD = b"activation_backward"
 cdef bytes _B_SOFTMAX = b"softmax"
@@ -216,6 +216,8 @@ def push_grad(int op, v, dy, dx, str req='write'):
     a.req = _REQ[req]
     if a.req == 0:
         return
+    dy = nd_apart(dy, (dx,), True)      # elementwise: in place is safe
+    v = nd_apart(v, (dx,), True)
     a.dy = nd_ptr(dy)
     a.dx = nd_ptr(dx)
     reads[0] = nd_var(dy)
@@ -229,7 +231,7 @@ def push_grad(int op, v, dy, dx, str req='write'):
     a.op = op
     w = nd_var(dx)
     push_kernel(grad_kernel, &a, sizeof(a), reads, nr, &w, 1, 0, _B_GRAD,
-                FLAG_SMALL if a.n <= 16384 else 0)
+                (FLAG_SMALL if a.n <= 16384 else 0) | nd_wflag(dx, 0))
 
 
 cdef void softmax_output_grad_typed(SoftmaxOutputGradArgs* a, real_t* y, real_t* label,
@@ -298,6 +300,8 @@ def push_softmax_output_grad(y, label, dx, int axis, double scale, bint use_igno
     a.outer = math.prod(shape[:axis])
     a.length = shape[axis]
     a.inner = math.prod(shape[axis + 1:])
+    y = nd_apart(y, (dx,))
+    label = nd_apart(label, (dx,))
     a.y = nd_ptr(y)
     a.label = nd_ptr(label)
     a.dx = nd_ptr(dx)
@@ -312,7 +316,8 @@ def push_softmax_output_grad(y, label, dx, int axis, double scale, bint use_igno
     reads[1] = nd_var(label)
     w = nd_var(dx)
     push_kernel(softmax_output_grad_kernel, &a, sizeof(a), reads, 2, &w, 1, 0,
-                _B_SOFTMAX_OUTPUT_GRAD, FLAG_SMALL if y.size <= 16384 else 0)
+                _B_SOFTMAX_OUTPUT_GRAD,
+                (FLAG_SMALL if y.size <= 16384 else 0) | nd_wflag(dx, 0))
 
 
 def push_softmax(x, out, int axis, double temperature=1.0, bint log=False, dy=None,
@@ -329,6 +334,10 @@ def push_softmax(x, out, int axis, double temperature=1.0, bint log=False, dy=No
     a.req = _REQ[req]
     if a.req == 0:
         return
+    # each line is read whole before it is written: in place is safe (the memory plan's
+    # in-place softmax), any other overlap is not
+    x = nd_apart(x, (out,), True)
+    dy = nd_apart(dy, (out,), True)
     a.x = nd_ptr(x)
     reads[0] = nd_var(x)
     a.dy = NULL
@@ -343,4 +352,4 @@ def push_softmax(x, out, int axis, double temperature=1.0, bint log=False, dy=No
     a.temperature = temperature
     w = nd_var(out)
     push_kernel(softmax_kernel, &a, sizeof(a), reads, nr, &w, 1, 0, _B_SOFTMAX,
-                FLAG_SMALL if x.size <= 16384 else 0)
+                (FLAG_SMALL if x.size <= 16384 else 0) | nd_wflag(out, 0))

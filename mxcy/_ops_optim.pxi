@@ -106,6 +106,7 @@ def push_optimizer_update(str kind, weight, grad, states, double lr, double wd=0
             raise ValueError(f"{kind}_update: {name} has {np.dtype(arr.dtype).name}"
                              f"{tuple(arr.shape)}, the weight {dt.name}{tuple(weight.shape)}")
     a.kind = (OPT_SGD, OPT_SGD_MOM, OPT_ADAM)[nstates]
+    grad = nd_apart(grad, (weight,) + states, True)     # elementwise: in place is safe
     a.w = nd_ptr(weight)
     a.g = nd_ptr(grad)
     a.s1 = nd_ptr(states[0]) if nstates > 0 else NULL
@@ -122,8 +123,9 @@ def push_optimizer_update(str kind, weight, grad, states, double lr, double wd=0
     a.eps = epsilon
     reads[0] = nd_var(grad)
     writes[0] = nd_var(weight)
+    flags = (FLAG_SMALL if a.n <= 16384 else 0) | nd_wflag(weight, 0)
     for i in range(nstates):
         writes[1 + i] = nd_var(states[i])
+        flags |= nd_wflag(states[i], 1 + i)
     push_kernel(optim_kernel, &a, sizeof(a), reads, 1, writes, 1 + nstates, 0,
-                (_B_SGD, _B_SGD_MOM, _B_ADAM)[nstates],
-                FLAG_SMALL if a.n <= 16384 else 0)
+                (_B_SGD, _B_SGD_MOM, _B_ADAM)[nstates], flags)

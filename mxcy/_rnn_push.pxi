@@ -1,7 +1,7 @@
 # Part of mxcy/_rnn.pyx (textually included): the layout for Python, the NumPy twins of
 # the kernels (tests) and the pushes to the engine (the operator).
 from mxcy._engine cimport EVar, push_kernel
-from mxcy._ndptr cimport nd_ptr, nd_var
+from mxcy._ndptr cimport nd_ptr, nd_var, nd_apart, nd_wflag
 
 MODES = {'rnn_relu': MODE_RNN_RELU, 'rnn_tanh': MODE_RNN_TANH, 'lstm': MODE_LSTM,
          'gru': MODE_GRU}
@@ -100,9 +100,10 @@ def rnn_bwd_np(str mode, x, w, hx, cx, reserve, dy, dhy, dcy, int num_layers,
 
 
 # ---------------------------------------------------------------- pushing to the engine
-cdef int add_write(EVar** writes, int* nw, arr, int req) except -1:
+cdef int add_write(EVar** writes, int* nw, int* flags, arr, int req) except -1:
     if req and arr is not None:
         writes[nw[0]] = nd_var(arr)
+        flags[0] |= nd_wflag(arr, nw[0])
         nw[0] += 1
     return 0
 
@@ -119,8 +120,11 @@ def rnn_forward(str mode, int num_layers, bint bidirectional, bint masks, bint t
     cdef RnnArgs a
     cdef EVar* reads[4]
     cdef EVar* writes[4]
-    cdef int nr = 3, nw = 1
+    cdef int nr = 3, nw = 1, flags = nd_wflag(reserve, 0)
     fill_dims(&a, mode, x.shape, hx.shape[2], num_layers, bidirectional, masks, x.dtype)
+    outs = (y, hy, cy, reserve)
+    x, w, hx, cx = (nd_apart(x, outs), nd_apart(w, outs), nd_apart(hx, outs),
+                    nd_apart(cx, outs))
     a.train = train
     a.req_y, a.req_hy, a.req_cy = _REQ[req_y], _REQ[req_hy], _REQ[req_cy]
     a.x, a.w, a.hx, a.cx = nd_ptr(x), nd_ptr(w), nd_ptr(hx), opt_ptr(cx)
@@ -131,10 +135,10 @@ def rnn_forward(str mode, int num_layers, bint bidirectional, bint masks, bint t
         reads[3] = nd_var(cx)
         nr = 4
     writes[0] = nd_var(reserve)
-    add_write(writes, &nw, y, a.req_y)
-    add_write(writes, &nw, hy, a.req_hy)
-    add_write(writes, &nw, cy, a.req_cy)
-    push_kernel(rnn_fwd_kernel, &a, sizeof(a), reads, nr, writes, nw, 0, _B_FWD, 0)
+    add_write(writes, &nw, &flags, y, a.req_y)
+    add_write(writes, &nw, &flags, hy, a.req_hy)
+    add_write(writes, &nw, &flags, cy, a.req_cy)
+    push_kernel(rnn_fwd_kernel, &a, sizeof(a), reads, nr, writes, nw, 0, _B_FWD, flags)
 
 
 def rnn_backward(str mode, int num_layers, bint bidirectional, bint masks, x, w, hx, cx,
@@ -145,16 +149,20 @@ def rnn_backward(str mode, int num_layers, bint bidirectional, bint masks, x, w,
     cdef RnnArgs a
     cdef EVar* reads[8]
     cdef EVar* writes[4]
-    cdef int nr = 0, nw = 0
+    cdef int nr = 0, nw = 0, flags = 0
     fill_dims(&a, mode, x.shape, hx.shape[2], num_layers, bidirectional, masks, x.dtype)
     a.req_dx, a.req_dw = _REQ[req_dx], _REQ[req_dw]
     a.req_dhx, a.req_dcx = _REQ[req_dhx], _REQ[req_dcx]
-    add_write(writes, &nw, dx, a.req_dx)
-    add_write(writes, &nw, dw, a.req_dw)
-    add_write(writes, &nw, dhx, a.req_dhx)
-    add_write(writes, &nw, dcx, a.req_dcx)
+    add_write(writes, &nw, &flags, dx, a.req_dx)
+    add_write(writes, &nw, &flags, dw, a.req_dw)
+    add_write(writes, &nw, &flags, dhx, a.req_dhx)
+    add_write(writes, &nw, &flags, dcx, a.req_dcx)
     if nw == 0:
         return
+    outs = tuple(g for g, r in ((dx, a.req_dx), (dw, a.req_dw), (dhx, a.req_dhx),
+                                (dcx, a.req_dcx)) if r)
+    x, w, hx, cx, reserve, dy, dhy, dcy = [nd_apart(arr, outs) for arr in
+                                           (x, w, hx, cx, reserve, dy, dhy, dcy)]
     for arr in (x, w, hx, cx, reserve, dy, dhy, dcy):
         if arr is not None:
             reads[nr] = nd_var(arr)
@@ -166,7 +174,7 @@ def rnn_backward(str mode, int num_layers, bint bidirectional, bint masks, x, w,
     a.dw = opt_ptr(dw) if a.req_dw else NULL
     a.dhx = opt_ptr(dhx) if a.req_dhx else NULL
     a.dcx = opt_ptr(dcx) if a.req_dcx else NULL
-    push_kernel(rnn_bwd_kernel, &a, sizeof(a), reads, nr, writes, nw, 0, _B_BWD, 0)
+    push_kernel(rnn_bwd_kernel, &a, sizeof(a), reads, nr, writes, nw, 0, _B_BWD, flags)
 
 
 def gemm_np(a, b, bint trans_a=False, bint trans_b=False):

@@ -74,8 +74,7 @@ def push_random(fn, inputs, outputs, name):
     def run():
         fn(_State.generator, *[x._np_view() for x in inputs],
            *[o._np_view() for o in outputs])
-    engine.push(run, [x._chunk for x in inputs],
-                [o._chunk for o in outputs] + [RNG_VAR], 0, name)
+    engine.push(run, [x._chunk for x in inputs], list(outputs) + [RNG_VAR], 0, name)
 
 
 # ---------------------------------------------------------------- argument handling

@@ -3,8 +3,9 @@
 Pinned down: ``set_bulk_size(n)`` and ``bulk(n)`` return/restore the previous size, per
 thread; results are identical with bulking on and off; a wait, a Python op or leaving
 the scope flushes the group so values are visible and ordered; ``stats()['pushed']``
-counts fewer engine ops; an error inside a group is raised at the next wait and every
-array the group writes carries it; NaiveEngine ignores bulking and gives the same values.
+counts fewer engine ops; an error inside a group is raised at the next wait and carried
+only by what the failed kernel (and the kernels reading its result) write, as without
+bulking; NaiveEngine ignores bulking and gives the same values.
 """
 import os
 import subprocess
@@ -157,9 +158,8 @@ def test_error_in_a_group_is_raised_at_the_next_wait(engine_type):
     with pytest.raises(ZeroDivisionError) as info:
         y.asnumpy()
     assert info.value.mxcy_op_name
-    if engine_type == 'ThreadedEngine':
-        with pytest.raises(ZeroDivisionError):          # the group's writes share it
-            other.wait_to_read()
+    # per-kernel semantics, as without bulking: `other` does not read the failed result
+    np.testing.assert_array_equal(other.asnumpy(), [1, 1])
     with pytest.raises(ZeroDivisionError):
         mx.nd.waitall()
     mx.nd.waitall()
@@ -221,3 +221,50 @@ def test_array_freed_on_another_thread_while_in_a_bulk_group(tmp_path):
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, f'exit code {proc.returncode}'
     assert 'victim still zero: True' in proc.stdout
+
+
+# ---------------------------------------------------------------- per-kernel errors
+def test_an_earlier_error_poisons_only_the_kernels_that_read_it(engine_config):
+    a = mx.nd.array([1, 2], dtype='int32')
+    bad = a / mx.nd.zeros((2,), dtype='int32')
+    c = mx.nd.ones((2,), dtype='int32')
+    with mx.engine.bulk(4):
+        d = bad + 1
+        c += 1
+    np.testing.assert_array_equal(c.asnumpy(), [2, 2])
+    np.testing.assert_array_equal(c.asnumpy(), [2, 2])       # and it stays
+    with pytest.raises(ZeroDivisionError):
+        d.asnumpy()
+    with pytest.raises(ZeroDivisionError):
+        mx.nd.waitall()
+    mx.nd.waitall()
+
+
+def test_a_failing_member_in_the_middle_of_a_group(engine_config):
+    x = mx.nd.array([4, 6], dtype='int32')
+    zero = mx.nd.zeros((2,), dtype='int32')
+    ok = mx.nd.ones((2,), dtype='int32')
+    y = mx.nd.zeros((2,), dtype='int32')
+    part = mx.nd.zeros((2, 2), dtype='int32')
+    with mx.engine.bulk(16):
+        ok += 1                                         # before the failure
+        _ndarray.binary(x, zero, B['divide'], out=y)    # fails
+        _ndarray.binary(x, zero, B['divide'], out=part[0])
+        z = y + 1                                       # reads the failure: skipped
+        twice = ok * 2                                  # independent, after it
+        part[1] = 9                                     # another row: keeps part's error
+        w = mx.nd.zeros((2,), dtype='int32')
+        w[:] = y                                        # copies the failure
+        y[:] = 3                                        # a whole write clears y
+        u = y + 1                                       # and y is readable again
+    np.testing.assert_array_equal(ok.asnumpy(), [2, 2])
+    np.testing.assert_array_equal(twice.asnumpy(), [4, 4])
+    np.testing.assert_array_equal(u.asnumpy(), [4, 4])
+    np.testing.assert_array_equal(y.asnumpy(), [3, 3])
+    for poisoned in (z, w, part):
+        with pytest.raises(ZeroDivisionError) as info:
+            poisoned.asnumpy()
+        assert info.value.mxcy_op_name == 'binary'      # the kernel, not "bulk"
+    with pytest.raises(ZeroDivisionError):              # each original error, first one
+        mx.nd.waitall()
+    mx.nd.waitall()

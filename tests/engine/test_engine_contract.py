@@ -6,8 +6,10 @@ it ran; priorities) the test says what each must do. Tests that freeze an op on 
 run under ThreadedEngine only: a frozen op would block NaiveEngine's pushing thread.
 """
 import random
+import subprocess
 import sys
 import threading
+import textwrap
 import time
 
 import numpy as np
@@ -19,6 +21,7 @@ from mxcy import _ndarray, _ops
 ADD = _ops.BINARY_OPS['add']
 MUL = _ops.BINARY_OPS['multiply']
 JOIN_TIMEOUT = 60
+SUBPROCESS_TIMEOUT = 120
 
 
 def is_threaded(engine_type):
@@ -422,3 +425,43 @@ def test_backpressure_bounds_memory_of_a_rebinding_loop(engine_type):
         assert misses <= 2_000, f'{misses} live buffers: the pending queue was not bounded'
     finally:
         mx.engine.set_max_pending(old)
+
+
+def test_resizing_the_pool_while_another_thread_pushes(tmp_path):
+    """set_num_workers racing with pushes from another thread: every op still runs and
+    waitall returns. It hung two ways: an op left in the ready heap after the old workers
+    left (nothing restarted them), and the join never ending while a thread kept the
+    heap from emptying. Ops of 32K elements go to the workers (smaller ones may run
+    inline on the pushing thread). In a subprocess, so a hang fails instead of stalling."""
+    script = tmp_path / 'resize.py'
+    script.write_text(textwrap.dedent('''
+        import faulthandler
+        import threading
+        import numpy as np
+        import mxcy as mx
+        faulthandler.dump_traceback_later(%d, exit=True)
+        for trial in range(20):
+            a = mx.nd.zeros((1 << 15,))
+            stop = threading.Event()
+            counts = []
+            def pusher():
+                n = 0
+                while not stop.is_set() or n < 200:
+                    a[:] += 1
+                    n += 1
+                counts.append(n)
+            t = threading.Thread(target=pusher)
+            t.start()
+            for n in (1, 3, 2, 8, 1, 2):
+                mx.engine.set_num_workers(n)
+            stop.set()
+            t.join(60)
+            assert not t.is_alive(), 'pusher stuck'
+            mx.nd.waitall()
+            assert mx.engine.stats()['pending'] == 0
+            np.testing.assert_array_equal(a.asnumpy(), np.full(a.shape, counts[0]))
+        print('ok')
+    ''' % (SUBPROCESS_TIMEOUT - 10)))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=SUBPROCESS_TIMEOUT)
+    assert proc.returncode == 0 and 'ok' in proc.stdout, proc.stderr[-2000:]

@@ -287,3 +287,38 @@ def test_wait_inside_an_op_raises_instead_of_hanging(engine):
                           capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith('OK')
+
+
+# ---------------------------------------------------------------- partial writes (views)
+def test_writing_one_slice_keeps_the_error_of_another(engine_config):
+    a = mx.nd.array([[1, 2, 3], [4, 5, 6]], dtype='int32')
+    row = a[0] / mx.nd.zeros((3,), dtype='int32')       # fails asynchronously
+    x = mx.nd.zeros((4, 3), dtype='int32')
+    x[1] = row                  # skipped: x[1] holds no result, x carries the error
+    x[2] = 7                    # a successful write of another row clears nothing
+    with pytest.raises(ZeroDivisionError):
+        x.asnumpy()
+
+
+def test_partial_writes_of_every_kind_keep_the_error(engine_config):
+    x = mx.nd.zeros((4, 3))
+    raised = push_failing([x[1]], name='row_op')
+    x[2] = 7                                                  # fill of a row
+    x[0] = mx.nd.ones((3,))                                   # copy into a row
+    x[3] = mx.nd.ones((1,))                                   # broadcast (a Python op)
+    x[2:4] += 1                                               # reads only rows 2..3
+    mx.nd.push_numpy(lambda out: out.fill(3), [], [x[3]], 'python_row')
+    with pytest.raises(InjectedError) as info:
+        x.asnumpy()
+    assert info.value is raised
+
+
+def test_a_write_over_the_whole_array_still_clears(engine_config):
+    x = mx.nd.zeros((4, 3))
+    push_failing([x[1]], name='row_op')
+    x[:] = 2                    # covers every row: the bad row is overwritten
+    np.testing.assert_array_equal(x.asnumpy(), np.full((4, 3), 2, np.float32))
+    y = mx.nd.zeros((2, 2))
+    push_failing([y[0]], name='row_op')
+    y.reshape((4,))[:] = 5      # a view over the whole chunk counts as whole
+    np.testing.assert_array_equal(y.asnumpy(), np.full((2, 2), 5, np.float32))
