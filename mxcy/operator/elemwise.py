@@ -24,6 +24,19 @@ def _zeros_like(x):
 _OVERWRITE = ('write', 'inplace')
 
 
+def _floor(x):
+    return _ndarray.unary(x, UNARY_OPS['floor'])
+
+
+def _float_only(grad):
+    """A gradient that MXNet gives for floating types only (zero for integers: mod)."""
+    def g(dy, x, *rest):
+        if np.issubdtype(np.dtype(x.dtype), np.floating):
+            return grad(dy, x, *rest)
+        return _zeros_like(dy)
+    return g
+
+
 # name, aliases, kernel, (d/dx, d/dy) as functions of (dy, x, y, out)
 _BINARY_ROWS = [
     ('_Plus', ('elemwise_add', '_plus', '_add'), 'add',
@@ -43,7 +56,9 @@ _BINARY_ROWS = [
      (lambda dy, x, y, o: dy * (x <= y), lambda dy, x, y, o: dy * (x > y))),
     ('_Hypot', ('_hypot',), 'hypot',
      (lambda dy, x, y, o: dy * x / o, lambda dy, x, y, o: dy * y / o)),
-    ('_Mod', ('_mod',), 'modulo', None),
+    ('_Mod', ('_mod',), 'modulo',    # MXNet: d/dy = -floor(x / y), in the operands' dtype
+     (_float_only(lambda dy, x, y, o: dy),
+      _float_only(lambda dy, x, y, o: -dy * _floor(x / y)))),
     ('_equal', ('_Equal',), 'equal', None),
     ('_not_equal', ('_Not_Equal',), 'not_equal', None),
     ('_greater', ('_Greater',), 'greater', None),
@@ -160,8 +175,9 @@ _SCALAR_ROWS = [
      lambda dy, x, s, o: dy * o * float(np.log(s))),
     ('_MaximumScalar', ('_maximum_scalar',), 'maximum', lambda dy, x, s, o: dy * (x >= s)),
     ('_MinimumScalar', ('_minimum_scalar',), 'minimum', lambda dy, x, s, o: dy * (x <= s)),
-    ('_ModScalar', ('_mod_scalar',), 'modulo', None),
-    ('_RModScalar', ('_rmod_scalar',), 'rmodulo', None),
+    ('_ModScalar', ('_mod_scalar',), 'modulo', _float_only(lambda dy, x, s, o: dy)),
+    ('_RModScalar', ('_rmod_scalar',), 'rmodulo',
+     _float_only(lambda dy, x, s, o: -dy * _floor(s / x))),
     ('_EqualScalar', ('_equal_scalar',), 'equal', None),
     ('_NotEqualScalar', ('_not_equal_scalar',), 'not_equal', None),
     ('_GreaterScalar', ('_greater_scalar',), 'greater', None),

@@ -23,8 +23,11 @@ def _zero_label_grad(req, in_grads):
 class SoftmaxOutput(OpSpec):
     """Forward: softmax over the class axis. Backward (head gradient ignored):
     d data = grad_scale · (softmax − one_hot(label)) / norm, where norm is 1 ('null'), the
-    batch size ('batch') or the number of labels not equal to ignore_label ('valid');
-    positions whose label is ignore_label (with use_ignore) get zero gradient.
+    rows ('batch': the batch size; every position but the last axis with preserve_shape) or
+    the number of labels not equal to ignore_label ('valid', counted as MXNet does even
+    without use_ignore); with multi_output, 'null' and 'batch' also divide by the spatial
+    size (the trailing dims' product). Positions whose label is ignore_label (with
+    use_ignore) get zero gradient.
 
     Class axis: 1 of data flattened to (batch, rest) by default; axis 1 of (n, c, d...)
     with ``multi_output`` (label (n, d...)); the last axis with ``preserve_shape``.
@@ -81,20 +84,36 @@ class SoftmaxOutput(OpSpec):
         y, _ = self._axis_view(p, outs[0])
         push_softmax(x, y, axis, 1.0, False, None, req[0])
 
+    def _divisor(self, p, shape):
+        """MXNet's fixed divisor of the gradient, or None for 'valid' (counted from labels)."""
+        if p.normalization == 'valid':
+            return None
+        if p.multi_output:
+            rows, spatial = shape[0], _prod(shape[2:])
+        elif p.preserve_shape:
+            rows, spatial = _prod(shape[:-1]), 1
+        else:
+            rows, spatial = shape[0], 1
+        return max(spatial * (rows if p.normalization == 'batch' else 1), 1)
+
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         y, axis = self._axis_view(p, outs[0])
         label = ins[1]
+        divisor = self._divisor(p, outs[0].shape)
+        # the kernel counts 'valid' labels only with use_ignore; MXNet counts them always
         if (not p.out_grad and y.dtype == label.dtype
+                and (divisor is not None or p.use_ignore)
                 and np.dtype(y.dtype) in (np.float32, np.float64) and req[0] != 'null'):
             # the common case as one C kernel (no Python op, no GIL on the worker)
             from mxcy._ops import push_softmax_output_grad
+            scale, norm = ((p.grad_scale / divisor, 'null') if divisor is not None
+                           else (p.grad_scale, 'valid'))
             push_softmax_output_grad(y, label, in_grads[0].reshape(y.shape), axis,
-                                     p.grad_scale, p.use_ignore, p.ignore_label,
-                                     p.normalization, p.smooth_alpha, req[0])
+                                     scale, p.use_ignore, p.ignore_label,
+                                     norm, p.smooth_alpha, req[0])
             _zero_label_grad(req, in_grads)
             return
-        params = (axis, p.grad_scale, p.use_ignore, p.ignore_label, p.normalization,
-                  p.smooth_alpha)
+        params = (axis, p.grad_scale, p.use_ignore, p.ignore_label, divisor, p.smooth_alpha)
 
         def grad(out):
             def run(yv, lv, *rest):
@@ -108,23 +127,21 @@ class SoftmaxOutput(OpSpec):
         _zero_label_grad(req, in_grads)
 
 
-def _softmax_grad(y, label, axis, scale, use_ignore, ignore_label, normalization, smooth):
-    """scale · (y − one_hot(label)) / norm along `axis` (NumPy, inside an engine op)."""
+def _softmax_grad(y, label, axis, scale, use_ignore, ignore_label, divisor, smooth):
+    """scale · (y − one_hot(label)) / divisor along `axis` (NumPy, inside an engine op); a
+    divisor of None is the count of labels not equal to ignore_label (at least 1)."""
     classes = y.shape[axis]
     lab = label.reshape(y.shape[:axis] + y.shape[axis + 1:]).astype(np.int64)
     onehot = np.moveaxis(np.eye(classes, dtype=y.dtype)[np.clip(lab, 0, classes - 1)], -1, axis)
     if smooth:
         onehot = onehot * (1 - smooth) + (1 - onehot) * smooth / (classes - 1)
     g = y - onehot
-    valid = np.ones(lab.shape, dtype=bool)
+    valid = lab != int(ignore_label)
     if use_ignore:
-        valid = lab != int(ignore_label)
         g *= np.expand_dims(valid, axis)
-    if normalization == 'batch':
-        g /= y.shape[0]
-    elif normalization == 'valid':
-        g /= max(int(valid.sum()), 1)
-    return g * scale
+    if divisor is None:
+        divisor = max(int(valid.sum()), 1)
+    return g * (scale / divisor)
 
 
 class _RegressionOutput(OpSpec):

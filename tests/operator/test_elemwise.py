@@ -86,3 +86,75 @@ def test_symbol_arithmetic_uses_the_rows():
     np.testing.assert_allclose(out, (X * Y + 2) / (X - 0.2) ** 2, rtol=1e-4)
     exe.backward(mx.nd.ones(X.shape))
     np.testing.assert_allclose(exe.grad_dict['b'].asnumpy(), X / (X - 0.2) ** 2, rtol=1e-4)
+
+
+# Modulo, with values from MXNet 1.9.1: the result takes the divisor's sign (Python's %), and
+# d(a % b)/da = 1, d(a % b)/db = -floor(a / b), d(s % a)/da = -floor(s / a), d(a % s)/da = 1.
+MOD_A = np.array([[5.5, -5.5, 7.0, -7.0], [3.2, -3.2, 0.5, -0.5], [9.0, -9.0, 2.0, 1.0]])
+MOD_B = np.array([[2.0, 2.0, -3.0, -3.0], [1.5, -1.5, 0.3, 0.3], [4.0, 4.0, -0.7, 0.7]])
+
+
+def _bind_grads(expr, args, dtype, head=None):
+    arrays = {k: mx.nd.array(v, dtype=dtype) for k, v in args.items()}
+    grads = {k: mx.nd.full(v.shape, 7, dtype=dtype) for k, v in args.items()}
+    exe = expr.bind(mx.cpu(), arrays, args_grad=grads)
+    out = exe.forward(is_train=True)[0]
+    exe.backward(mx.nd.array(np.ones(out.shape) if head is None else head, dtype=dtype))
+    return out.asnumpy(), [grads[k].asnumpy() for k in sorted(args)]
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_mod_gradients_match_mxnet(dtype):
+    a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+    out, (ga, gb) = _bind_grads(a % b, {'a': MOD_A, 'b': MOD_B}, dtype)
+    np.testing.assert_allclose(out, [[1.5, 0.5, -2, -1], [0.2, -0.2, 0.2, 0.1],
+                                     [1, 3, -0.1, 0.3]], rtol=1e-5, atol=1e-6)
+    minus_floor_ab = np.array([[-2, 3, 3, -2], [-2, -2, -1, 2], [-2, 3, 3, -1]])
+    np.testing.assert_array_equal(ga, np.ones((3, 4)))
+    np.testing.assert_array_equal(gb, minus_floor_ab)
+    head = np.linspace(-2, 2, 12).reshape(3, 4)
+    _, (ga, gb) = _bind_grads(a % b, {'a': MOD_A, 'b': MOD_B}, dtype, head)
+    np.testing.assert_allclose(ga, head, rtol=1e-6)
+    np.testing.assert_allclose(gb, head * minus_floor_ab, rtol=1e-6)
+    # broadcast_mod sums each gradient back to its operand's shape
+    _, (ga, gb) = _bind_grads(mx.sym.broadcast_mod(a, b), {'a': MOD_A, 'b': MOD_B[:1]}, dtype)
+    np.testing.assert_array_equal(ga, np.ones((3, 4)))
+    np.testing.assert_array_equal(gb, [[-7, 10, 5, -1]])
+    _, (ga, gb) = _bind_grads(mx.sym.broadcast_mod(a, b),
+                              {'a': MOD_A[:, :1], 'b': MOD_B.reshape(3, 1, 4)}, dtype)
+    np.testing.assert_array_equal(ga, [[12], [12], [12]])
+    # float32: 9 / 0.3f floors to 29, so MXNet gives -57 where float64 gives -58
+    np.testing.assert_array_equal(gb.reshape(3, 4), [[-7, -7, 7, 7], [-11, 13, -57, -57],
+                                                     [-3, -3, 26, -23]]
+                                  if dtype == 'float32' else
+                                  [[-7, -7, 7, 7], [-11, 13, -58, -58], [-3, -3, 26, -23]])
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('s,rmod_grad', [
+    (2.5, [[0, 1, 0, 1], [0, 1, -5, 5], [0, 1, -1, -2]]),
+    (-2.5, [[1, 0, 1, 0], [1, 0, 5, -5], [1, 0, 2, 3]]),
+    (0.7, [[0, 1, 0, 1], [0, 1, -1, 2], [0, 1, 0, 0]])])
+def test_mod_scalar_gradients_match_mxnet(dtype, s, rmod_grad):
+    a = mx.sym.Variable('a')
+    _, (ga,) = _bind_grads(a % s, {'a': MOD_A}, dtype)
+    np.testing.assert_array_equal(ga, np.ones((3, 4)))
+    _, (ga,) = _bind_grads(s % a, {'a': MOD_A}, dtype)
+    np.testing.assert_array_equal(ga, rmod_grad)
+    head = np.linspace(-2, 2, 12).reshape(3, 4)
+    _, (ga,) = _bind_grads(s % a, {'a': MOD_A}, dtype, head)
+    np.testing.assert_allclose(ga, head * np.array(rmod_grad), rtol=1e-6)
+    if s == -2.5:
+        out, _ = _bind_grads(s % a, {'a': MOD_A}, dtype)
+        np.testing.assert_allclose(out, [[3, -2.5, 4.5, -2.5], [0.7, -2.5, 0, 0],
+                                         [6.5, -2.5, 1.5, 0.5]], rtol=1e-5, atol=1e-6)
+
+
+def test_mod_gradient_is_zero_for_integers():
+    # MXNet 1.9.1 gives modulo no gradient for integer dtypes (int32 here), lhs and rhs alike
+    a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+    args = {'a': np.array([[7, -7, 7, -7]]), 'b': np.array([[2, 2, -2, -2]])}
+    out, grads = _bind_grads(a % b, args, 'int32')
+    np.testing.assert_array_equal(out, [[1, 1, -1, -1]])
+    for g in grads + _bind_grads(3 % a, {'a': args['b']}, 'int32')[1]:
+        np.testing.assert_array_equal(g, 0)
