@@ -528,3 +528,37 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
     if g_dead != NULL:
         drain_dead()
     return 0
+
+
+def discard_errors(arrays):
+    """Drop the errors that the variables of `arrays` carry now, in push order: one op
+    that writes each of them as a whole (a no-op kernel) and so clears its error once
+    every earlier op on it has run. For buffers that the caller rewrites before it reads
+    them again (an executor's memory plan): their values are views of part of a buffer,
+    whose writes keep an error, so one failed pass would otherwise poison every later one.
+    Variables without an error are left alone (no op, no ordering)."""
+    cdef list vs = [as_var(x) for x in arrays]
+    cdef EVar** bad = <EVar**>malloc((len(vs) + 1) * sizeof(EVar*))
+    cdef int n = 0
+    cdef EOp* op
+    if bad == NULL:
+        raise MemoryError("mxcy engine: out of memory")
+    pthread_mutex_lock(&g_lock)
+    for x in vs:
+        if (<Var>x).cvar.error != NULL:
+            bad[n] = (<Var>x).cvar
+            n += 1
+    pthread_mutex_unlock(&g_lock)
+    try:
+        if n == 0:
+            return
+        bulk_flush()
+        op = new_op(n, 0)
+        if op == NULL:
+            raise MemoryError("mxcy engine: out of memory creating an op")
+        fill_deps(op, NULL, 0, bad, n, 0)
+        op.fn = noop_kernel
+        op.cname = "discard_errors"
+        submit(op, 1, 1)
+    finally:
+        free(bad)

@@ -7,6 +7,7 @@ cost several microseconds per node, on the thread that also feeds the engine; th
 programs below keep it to one call per node. Only the head gradients change between
 backward passes: they are slots filled in at run time.
 """
+from mxcy import _engine
 
 
 class ForwardProgram:
@@ -24,8 +25,15 @@ class ForwardProgram:
             steps.append((node.op.forward, node.params, ['write'] * len(outs), ins[:nargs],
                           outs, ins[nargs:]))
         self.steps = steps
+        self.buffers = list(exe._plan.buffers)
+
+    def discard_stale_errors(self):
+        """Every planned value is written before it is read, so an error that a failed
+        pass left on a shared buffer is stale (a write to part of it would keep it)."""
+        _engine.discard_errors(self.buffers)
 
     def run(self, is_train):
+        self.discard_stale_errors()
         for forward, params, reqs, ins, outs, aux in self.steps:
             forward(params, is_train, reqs, ins, outs, aux)
 
@@ -78,6 +86,17 @@ class BackwardProgram:
             steps.append((node.op.backward, node.params, reqs, out_g, ins[:nargs], outs,
                           in_grads, ins[nargs:], slots))
         self.steps = steps
+        # an output that is a variable: its head gradient goes into the variable's gradient
+        # after every operator's contribution, written if none came and grad_req is
+        # 'write', else added. One entry listed as several outputs takes the last head
+        # gradient given for it, as for an operator's output (and as in MXNet 1.9.1).
+        self.var_heads = []
+        for k in head_index.values():
+            node = heads[k][0]
+            if not node.is_variable or exe._var_req[id(node)] == 'null':
+                continue
+            add = id(node) in state.written or exe._var_req[id(node)] == 'add'
+            self.var_heads.append([k, exe._var_grad[id(node)], add])
 
     def replace_grad(self, old, new):
         """Write into `new` wherever the program wrote the gradient array `old`
@@ -87,6 +106,9 @@ class BackwardProgram:
             for j, g in enumerate(in_grads):
                 if g is old:
                     in_grads[j] = new
+        for var_head in self.var_heads:
+            if var_head[1] is old:
+                var_head[1] = new
 
     def run(self, head_grads):
         for backward, params, reqs, out_g, ins, outs, in_grads, aux, slots in self.steps:
@@ -96,3 +118,8 @@ class BackwardProgram:
                     g = head_grads[s.head]
                     out_g[s.pos] = g if s.buf is None else s.buf + g
             backward(params, reqs, out_g, ins, outs, in_grads, aux)
+        for k, grad, add in self.var_heads:
+            if add:
+                grad += head_grads[k]
+            else:
+                head_grads[k].copyto(grad)

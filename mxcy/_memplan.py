@@ -40,11 +40,14 @@ class _Allocator:
                 slot.busy_until = None
 
     def take(self, key, dtype, size, until, writer, users):
-        allowed = self.ancestors[writer] | (1 << writer)
+        forbidden = ~(self.ancestors[writer] | (1 << writer))
         best = None
         for i, slot in enumerate(self.slots):
             if slot.busy_until is None and slot.dtype == dtype and \
-                    not slot.users & ~allowed:
+                    not slot.users & forbidden:
+                if slot.size == size:        # the first exact fit is the best one
+                    best = i
+                    break
                 if best is None or abs(slot.size - size) < abs(self.slots[best].size - size):
                     best = i
         if best is None:

@@ -45,6 +45,22 @@ def _as_list(values, names, what, allow_none=False):
     return out
 
 
+def _check_unique_inputs(symbol, what):
+    """Refuse a graph with two different variables of one name: binding matches arrays to
+    inputs by name (MXNet fails there too, with an internal check)."""
+    counts = {}
+    for node in symbol._nodes():
+        if node.is_variable:
+            counts[node.name] = counts.get(node.name, 0) + 1
+    dups = [(name, n) for name, n in counts.items() if n > 1]
+    if dups:
+        text = ' and '.join(f"{n} different variables named {name!r}" for name, n in dups)
+        raise MXNetError(f"{what}: the symbol has {text} (inputs: {symbol.list_inputs()}); "
+                         "arrays are bound to inputs by name, so they cannot be told apart. "
+                         "Use one Variable object wherever that input is meant, or rename "
+                         "the others")
+
+
 def _grad_reqs(grad_req, names):
     if isinstance(grad_req, str):
         reqs = [grad_req] * len(names)
@@ -72,6 +88,7 @@ class Executor:
         self._symbol = symbol
         self._ctx = ctx if ctx is not None else current_context()
         check_usable(self._ctx, 'bind')
+        _check_unique_inputs(symbol, 'bind')
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self.arg_arrays = _as_list(args, self._arg_names, 'args')
@@ -214,6 +231,7 @@ class Executor:
         if self._monitor is None:
             self._fwd_program.run(is_train)
             return self.outputs
+        self._fwd_program.discard_stale_errors()
         op_nodes = [n for n in self._nodes if not n.is_variable]
         for node, step in zip(op_nodes, self._fwd_program.steps):
             forward, params, reqs, ins, outs, aux = step
@@ -384,6 +402,7 @@ class Executor:
 
 def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shared_exec=None, **shapes):
     """Bind with every array allocated (zeros) from inferred shapes and dtypes."""
+    _check_unique_inputs(symbol, 'simple_bind')
     arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
     names = symbol.list_arguments()
     # dtypes from type_dict and the variables' own dtype= attributes; float32 otherwise

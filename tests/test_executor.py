@@ -526,3 +526,74 @@ def test_backward_program_reused_with_new_head_gradients():
     exe.backward()          # default heads: ones
     np.testing.assert_allclose(exe.grad_dict['x'].asnumpy(), 2 * (1 + 2 * (2 * xv)),
                                rtol=1e-5)
+
+
+# ---------------------------------------------------------------- variables as outputs
+# From MXNet 1.9.1: a = [1, 2], its gradient array starts at [100, 100]; a.grad after each of
+# two forward/backward passes with grad_req 'write', then 'add'. A variable that is an
+# output gets its head gradient; an entry listed twice takes the last head gradient given.
+VAR_HEAD_CASES = {
+    'a*2,a': (lambda a: [a * 2, a], [[1, 1], [10, 10]], [12, 12], [[112, 112], [124, 124]]),
+    'a,a*2': (lambda a: [a, a * 2], [[10, 10], [1, 1]], [12, 12], [[112, 112], [124, 124]]),
+    'a': (lambda a: [a], [[10, 20]], [10, 20], [[110, 120], [120, 140]]),
+    'a,a': (lambda a: [a, a], [[10, 20], [1, 2]], [1, 2], [[101, 102], [102, 104]]),
+    'a,a*a,a': (lambda a: [a, a * a, a], [[10, 20], [1, 1], [3, 3]], [5, 7],
+                [[105, 107], [110, 114]]),
+}
+
+
+@pytest.mark.parametrize('req', ['write', 'add'])
+@pytest.mark.parametrize('case', list(VAR_HEAD_CASES))
+def test_variable_output_receives_its_head_gradient(case, req):
+    build, heads, write, add = VAR_HEAD_CASES[case]
+    g = nd([100., 100.])
+    exe = mx.sym.Group(build(mx.sym.Variable('a'))).bind(
+        mx.cpu(), {'a': nd([1., 2.])}, args_grad={'a': g}, grad_req=req)
+    for want in ([write, write] if req == 'write' else add):
+        exe.forward(is_train=True)
+        exe.backward([nd(h) for h in heads])
+        np.testing.assert_array_equal(g.asnumpy(), want)
+
+
+def test_variable_output_head_gradient_with_null_req_simple_bind_and_rebind():
+    a, g = mx.sym.Variable('a'), nd([7., 7.])
+    net = mx.sym.Group([a * 2, a])
+    exe = net.bind(mx.cpu(), {'a': nd([1., 2.])}, args_grad={'a': g}, grad_req='null')
+    exe.forward(is_train=True)
+    exe.backward([nd([1., 1.]), nd([10., 10.])])
+    assert exe.grad_arrays == [None] and g.asnumpy().tolist() == [7., 7.]
+    exe = net.simple_bind(mx.cpu(), a=(2,))
+    exe.forward(is_train=True)
+    exe.backward([nd([1., 1.]), nd([10., 10.])])
+    np.testing.assert_array_equal(exe.grad_dict['a'].asnumpy(), [12., 12.])   # MXNet 1.9.1
+    new = mx.nd.zeros(2)
+    exe._rebind_grad('a', new)
+    exe.forward(is_train=True)
+    exe.backward([nd([1., 1.]), nd([3., 4.])])
+    np.testing.assert_array_equal(new.asnumpy(), [5., 6.])
+
+
+def test_module_input_that_is_an_output_receives_its_head_gradient():
+    data = mx.sym.Variable('data')
+    net = mx.sym.Group([mx.sym.FullyConnected(data, num_hidden=2, name='fc'), data])
+    mod = mx.mod.Module(net, data_names=['data'], label_names=None)
+    mod.bind(data_shapes=[('data', (1, 3))], inputs_need_grad=True)
+    mod.init_params(mx.init.One())
+    mod.forward(mx.io.DataBatch([nd([[1., 2., 3.]])]), is_train=True)
+    mod.backward([mx.nd.ones((1, 2)), nd([[10., 20., 30.]])])
+    # MXNet 1.9.1: [[12, 22, 32]] (2 from the layer's ones weights, plus the head)
+    np.testing.assert_array_equal(mod.get_input_grads()[0].asnumpy(), [[12., 22., 32.]])
+
+
+# ---------------------------------------------------------------- duplicate names
+def test_bind_refuses_two_variables_with_one_name():
+    # MXNet 1.9.1 infers both 'x's but fails to bind (an internal check message)
+    s = mx.sym.Variable('x') * 2 + mx.sym.Variable('x')
+    assert s.infer_shape(x=(2,))[0] == [(2,), (2,)]
+    for what, bind in (('simple_bind', lambda: s.simple_bind(mx.cpu(), x=(2,))),
+                       ('bind', lambda: s.bind(mx.cpu(), [nd([1., 2.]), nd([3., 4.])])),
+                       ('bind', lambda: s.bind(mx.cpu(), {'x': nd([1., 2.])})),
+                       ('bind', lambda: s.eval(x=nd([1., 2.])))):
+        with pytest.raises(mx.MXNetError, match=f"^{what}: the symbol has 2 different "
+                                                "variables named 'x'.*rename"):
+            bind()

@@ -28,6 +28,16 @@ def _known(shape):
     return shape is not None and 0 not in shape
 
 
+def _variables_by_name(symbol):
+    """{name: [variable nodes]}: two Variable('x') objects are two inputs named 'x', and a
+    shape or dtype given for 'x' applies to both (as in MXNet)."""
+    out = {}
+    for node in symbol._nodes():
+        if node.is_variable:
+            out.setdefault(node.name, []).append(node)
+    return out
+
+
 def _run(symbol, known, infer_node, describe):
     """Propagate `known` ({(node id, index): value}) through the graph to a fixpoint."""
     nodes = symbol._nodes()
@@ -73,15 +83,16 @@ def infer_shape(symbol, args, kwargs, partial):
         raise TypeError("infer_shape takes shapes by argument name, e.g. "
                         "infer_shape(data=(10, 64)); positional shapes are ambiguous "
                         f"(got {args!r})")
-    nodes = symbol._nodes()
-    variables = {n.name: n for n in nodes if n.is_variable}
+    variables = _variables_by_name(symbol)
     known = {}
     for name, shape in kwargs.items():
         if name not in variables:
             raise ValueError(f"infer_shape: {name!r} is not an input of this symbol; inputs "
                              f"are {list(variables)}")
-        known[(id(variables[name]), 0)] = _check_shape(name, shape)
-    for name, node in variables.items():
+        shape = _check_shape(name, shape)
+        for node in variables[name]:        # every variable of that name (as MXNet does)
+            known[(id(node), 0)] = shape
+    for node in (n for same in variables.values() for n in same):
         if (id(node), 0) not in known and '__shape__' in node.attrs:
             import ast
             shape = tuple(ast.literal_eval(node.attrs['__shape__']))
@@ -136,15 +147,15 @@ def infer_type(symbol, args, kwargs, partial=False):
     if args:
         raise TypeError("infer_type takes dtypes by argument name, e.g. "
                         "infer_type(data='float32')")
-    nodes = symbol._nodes()
-    variables = {n.name: n for n in nodes if n.is_variable}
+    variables = _variables_by_name(symbol)
     known = {}
     for name, dtype in kwargs.items():
         if name not in variables:
             raise ValueError(f"infer_type: {name!r} is not an input of this symbol; inputs "
                              f"are {list(variables)}")
-        known[(id(variables[name]), 0)] = np.dtype(dtype).name
-    for name, node in variables.items():
+        for node in variables[name]:
+            known[(id(node), 0)] = np.dtype(dtype).name
+    for node in (n for same in variables.values() for n in same):
         if (id(node), 0) not in known and '__dtype__' in node.attrs:
             known[(id(node), 0)] = _var_dtype(node)
 

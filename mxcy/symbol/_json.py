@@ -43,9 +43,45 @@ def _fail(msg):
     raise MXNetError(f"mx.sym.load_json: {msg}")
 
 
+def _show(value):
+    """A short JSON rendering of a malformed value, for an error message."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + '...'
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _num_outputs(node):
+    return 1 if node.is_variable else len(node.op.outputs(node.params))
+
+
+def _entry(nodes, ref, where, kind):
+    """The ``(node, output index)`` a reference ``[node, index(, version)]`` names: an
+    input of the next node (`kind` 'input') or a graph output ('head')."""
+    if not (isinstance(ref, list) and len(ref) in (2, 3) and all(_is_int(r) for r in ref)):
+        _fail(f"{where} is a bad {kind} reference {_show(ref)}: expected [node index, "
+              "output index, version], all integers")
+    if not 0 <= ref[0] < len(nodes):
+        scope = ('the graph has nodes 0 to' if kind == 'head' else
+                 'inputs must point at an earlier node, 0 to')
+        _fail(f"{where} {_show(ref)} is a bad {kind} reference: it refers to node {ref[0]}; "
+              f"{scope} {len(nodes) - 1}")
+    node = nodes[ref[0]]
+    count = _num_outputs(node)
+    if not 0 <= ref[1] < count:
+        _fail(f"{where} {_show(ref)} asks for output {ref[1]} of node {ref[0]} "
+              f"({node.name!r}), which has {count} output{'s' if count != 1 else ''}")
+    return node, ref[1]
+
+
 def load_json(json_str):
     try:
         graph = json.loads(json_str)
+    except RecursionError:
+        _fail("the JSON is nested too deeply to be a graph (a graph's JSON nests a few "
+              "levels: nodes, their inputs and attributes)")
     except (TypeError, ValueError) as e:
         _fail(f"not valid JSON: {e}")
     if not isinstance(graph, dict) or not isinstance(graph.get('nodes'), list):
@@ -54,8 +90,12 @@ def load_json(json_str):
     if unknown:
         _fail(f"unknown top-level field(s) {sorted(unknown)}; this reader knows "
               f"{sorted(_TOP_KEYS)}")
+    if not graph['nodes']:
+        _fail("the graph has no nodes")
+    if not isinstance(graph.get('attrs', {}), dict):
+        _fail(f"the graph's 'attrs' must be an object, got {_show(graph['attrs'])}")
     version = graph.get('attrs', {}).get('mxnet_version', ['int', MXNET_VERSION])
-    if not (isinstance(version, list) and len(version) == 2 and isinstance(version[1], int)):
+    if not (isinstance(version, list) and len(version) == 2 and _is_int(version[1])):
         _fail(f"malformed mxnet_version {version!r}")
     if version[1] >= 20000:
         _fail(f"the graph was written by MXNet {version[1] // 10000}.{version[1] // 100 % 100}"
@@ -82,15 +122,17 @@ def load_json(json_str):
             value = entry.get(key) or {}
             if not isinstance(value, dict):
                 _fail(f"node {i} field {key!r} must be an object")
-            attrs.update({str(k): str(v) for k, v in value.items()})
-        inputs = []
-        for ref in entry.get('inputs', []):
-            if (not isinstance(ref, list) or len(ref) not in (2, 3)
-                    or not all(isinstance(r, int) for r in ref)
-                    or not 0 <= ref[0] < len(nodes)):
-                _fail(f"node {i} ({name!r}) has a bad input reference {ref!r} (inputs must "
-                      "point at earlier nodes)")
-            inputs.append((nodes[ref[0]], ref[1]))
+            for k, v in value.items():
+                if isinstance(v, (list, dict)) or v is None:
+                    _fail(f"node {i} ({name!r}) attribute {k!r} must be a string, got "
+                          f"{_show(v)}")
+                attrs[k] = str(v)
+        refs = entry.get('inputs', [])
+        if not isinstance(refs, list):
+            _fail(f"node {i} ({name!r}) field 'inputs' must be a list of [node, output, "
+                  f"version] references, got {_show(refs)}")
+        inputs = [_entry(nodes, ref, f"node {i} ({name!r}) input {j}", 'input')
+                  for j, ref in enumerate(refs)]
         if op_name == 'null':
             nodes.append(_Node(None, name, attrs=stored_attrs(attrs)))
             continue
@@ -113,11 +155,11 @@ def load_json(json_str):
             _fail(f"node {i} ({name!r}, {op_name}) has {len(inputs)} inputs, the operator "
                   f"takes {expected}")
         nodes.append(_Node(spec, name, p, user, inputs, given=params))
-    heads = []
-    for ref in graph.get('heads', []):
-        if not isinstance(ref, list) or len(ref) < 2 or not 0 <= ref[0] < len(nodes):
-            _fail(f"bad head reference {ref!r}")
-        heads.append((nodes[ref[0]], ref[1]))
+    refs = graph.get('heads', [])
+    if not isinstance(refs, list):
+        _fail(f"'heads' must be a list of [node, output, version] references, got "
+              f"{_show(refs)}")
+    heads = [_entry(nodes, ref, f"head {k}", 'head') for k, ref in enumerate(refs)]
     if not heads:
         _fail("the graph has no heads (outputs)")
     return Symbol(heads)

@@ -175,3 +175,29 @@ def test_shape_and_type_of_convolution_net():
     assert out_shapes == [(5, 2)]
     with pytest.raises(mx.MXNetError, match="node 'conv'"):
         fc.infer_shape(data=(5, 3, 8, 8), conv_weight=(4, 2, 3, 3))
+
+
+def test_two_variables_with_one_name_are_both_inferred():
+    """Two distinct Variable('x') nodes are two arguments named 'x' (list_arguments lists
+    both); a shape or dtype given for 'x' applies to each. Numbers from MXNet 1.9.1."""
+    s = mx.sym.Variable('x') * 2 + mx.sym.Variable('x')
+    assert s.list_arguments() == ['x', 'x'] and s.list_inputs() == ['x', 'x']
+    assert s.infer_shape(x=(2,)) == ([(2,), (2,)], [(2,)], [])
+    assert s.infer_shape_partial(x=(2,)) == ([(2,), (2,)], [(2,)], [])
+    assert s.infer_shape_partial() == ([(), ()], [()], [])
+    assert s.infer_type(x='float64') == ([np.float64, np.float64], [np.float64], [])
+    assert s.infer_type_partial() == ([None, None], [None], [])
+    # not tied by any operator: the given shape still reaches both
+    g = mx.sym.Group([mx.sym.Variable('x'), mx.sym.Variable('x') * 2])
+    assert g.infer_shape_partial(x=(2,)) == ([(2,), (2,)], [(2,), (2,)], [])
+    assert g.infer_type_partial(x='float16') == (
+        [np.float16, np.float16], [np.float16, np.float16], [])
+    # a shape= attribute belongs to its own node only
+    g = mx.sym.Group([mx.sym.Variable('x', shape=(3,)), mx.sym.Variable('x') * 2])
+    assert g.infer_shape_partial() == ([(3,), ()], [(3,), ()], [])
+    g = mx.sym.Group([mx.sym.Variable('x', dtype='float16'), mx.sym.Variable('x') * 2])
+    assert g.infer_type_partial() == ([np.float16, None], [np.float16, None], [])
+    fc = mx.sym.FullyConnected(mx.sym.Variable('x'), num_hidden=3, name='fc')
+    s = fc + mx.sym.Variable('x')
+    assert s.list_arguments() == ['x', 'fc_weight', 'fc_bias', 'x']
+    assert s.infer_shape(x=(3, 3)) == ([(3, 3), (3, 3), (3,), (3, 3)], [(3, 3)], [])

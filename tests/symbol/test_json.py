@@ -204,9 +204,40 @@ def test_minimal_graph_loads():
     (lambda g: g['nodes'][1].update(backward_source_id=0), 'backward node'),
     (lambda g: g['nodes'][1].update(control_deps=[0]), 'control_deps'),
     (lambda g: g['nodes'][0].pop('name'), "node 0 needs string 'op' and 'name'"),
+    # MXNet 1.9.1 loads a head [1, 5] of a one-output node and lists it as 'r_output'
+    (lambda g: g.update(heads=[[1, 5, 0]]),
+     r"head 0 \[1, 5, 0\] asks for output 5 of node 1 \('r'\), which has 1 output"),
+    (lambda g: g.update(heads=[[0, 1]]), r"output 1 of node 0 \('x'\), which has 1 output"),
+    (lambda g: g.update(heads=[[1, -1, 0]]), r"head 0 \[1, -1, 0\] asks for output -1"),
+    (lambda g: g.update(heads=[[1, True, 0]]),
+     r"head 0 is a bad head reference \[1, true, 0\]"),
+    (lambda g: g.update(heads=[[1, 0.0, 0]]), r"bad head reference \[1, 0\.0, 0\]"),
+    (lambda g: g.update(heads=[1, 0, 0]), r"bad head reference 1\b"),
+    (lambda g: g.update(heads={'a': 1}), "'heads' must be a list"),
+    # MXNet 1.9.1 crashes (segmentation fault) on an input index out of range
+    (lambda g: g['nodes'][1].update(inputs=[[0, 3, 0]]),
+     r"node 1 \('r'\) input 0 \[0, 3, 0\] asks for output 3 of node 0 \('x'\), which "
+     r"has 1 output"),
+    (lambda g: g['nodes'][1].update(inputs=[[0, -1, 0]]), 'asks for output -1'),
+    (lambda g: g['nodes'][1].update(inputs=[[1, 0, 0]]),
+     r'input 0 \[1, 0, 0\] is a bad input reference: it refers to node 1; inputs must '
+     r'point at an earlier node, 0 to 0'),
+    (lambda g: g['nodes'][1].update(inputs=[[0, 'a', 0]]), 'bad input reference'),
+    (lambda g: g['nodes'][1].update(inputs=[[False, 0, 0]]), 'bad input reference'),
+    (lambda g: g['nodes'][1].update(inputs=7), r"node 1 \('r'\) field 'inputs' must be a "
+                                               "list"),
+    (lambda g: g['nodes'][1].update(inputs={'0': 0}), "field 'inputs' must be a list"),
+    (lambda g: g['nodes'][1].update(attrs={'act_type': ['relu']}),
+     r"node 1 \('r'\) attribute 'act_type' must be a string"),
+    (lambda g: g.update(attrs=[1]), "'attrs' must be an object"),
+    (lambda g: g.update(nodes={'x': 1}), "'nodes' list"),
+    (lambda g: g.update(nodes=[]), 'the graph has no nodes'),
 ], ids=['top-field', 'node-field', 'v2', 'version-type', 'unknown-op', 'forward-ref',
         'self-ref', 'arity', 'no-heads', 'bad-head', 'bad-param', 'backward', 'ctrl-deps',
-        'no-name'])
+        'no-name', 'head-output-range', 'head-of-variable', 'head-negative', 'head-bool',
+        'head-float', 'head-flat', 'heads-type', 'input-output-range', 'input-negative',
+        'input-self', 'input-type', 'input-bool', 'inputs-int', 'inputs-dict',
+        'attr-list', 'top-attrs-type', 'nodes-type', 'no-nodes'])
 def test_malformed_graphs_give_clear_errors(mutate, match):
     g = graph()
     mutate(g)
@@ -222,3 +253,29 @@ def test_not_json_and_not_a_graph():
         mx.sym.load_json('[1, 2]')
     with pytest.raises(mx.MXNetError, match='not valid JSON'):
         mx.sym.load_json(None)
+
+
+@pytest.mark.parametrize('text', [
+    '[' * 100000 + ']' * 100000,
+    '{"nodes": [' + '{"a": ' * 100000 + '1' + '}' * 100000 + ']}',
+], ids=['arrays', 'objects'])
+def test_deeply_nested_json_is_refused_clearly(text):
+    with pytest.raises(mx.MXNetError, match='nested too deeply') as info:
+        mx.sym.load_json(text)
+    assert str(info.value).startswith('mx.sym.load_json:')
+
+
+def test_long_chain_loads_infers_and_round_trips():
+    """A deep but valid graph (MXNet 1.9.1 loads a 100000-node chain): nothing recurses
+    per node on load, listing, inference or writing."""
+    n = 20000
+    nodes = [{'op': 'null', 'name': 'x', 'inputs': []}] + [
+        {'op': 'relu', 'name': f'r{i}', 'inputs': [[i, 0, 0]]} for i in range(n)]
+    g = graph(nodes=nodes, node_row_ptr=list(range(n + 2)), heads=[[n, 0, 0]])
+    sym = mx.sym.load_json(json.dumps(g))
+    assert sym.list_outputs() == [f'r{n - 1}_output'] and sym.list_arguments() == ['x']
+    assert sym.infer_shape(x=(2, 3)) == ([(2, 3)], [(2, 3)], [])
+    assert sym.infer_type(x='float16')[1] == [np.float16]
+    assert len(sym.get_internals().list_outputs()) == n + 1
+    assert json.loads(sym.tojson())['nodes'] == nodes
+    assert mx.sym.load_json(sym.tojson()).tojson() == sym.tojson()
