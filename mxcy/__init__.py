@@ -6,6 +6,7 @@ MXNet 1.x.
 from mxcy import base, engine
 from mxcy.base import MXNetError
 from mxcy.context import Context, cpu, cpu_pinned, gpu, current_context, num_gpus
+from mxcy import autograd
 from mxcy import ndarray
 from mxcy import ndarray as nd
 from mxcy import random

@@ -45,6 +45,7 @@ cdef struct EVar:
     int running_reads
     int write_running
     int64_t version
+    int64_t writes_pushed  # writes pushed so far (atomic): autograd's version check
     ErrorRec* error
     int bulk_refs          # open bulk groups (of any thread) that use this var
     int delete_deferred    # delete_var arrived while bulk_refs > 0

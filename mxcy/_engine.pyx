@@ -295,6 +295,11 @@ cdef class Var:
         pthread_mutex_unlock(&g_lock)
         return n
 
+    @property
+    def writes_pushed(self):
+        """Number of writes pushed so far (in push order, whether run or not)."""
+        return mxcy_load64(&self.cvar.writes_pushed)
+
     def wait(self):
         wait_var(self.cvar)
 

@@ -231,6 +231,7 @@ cdef int bulk_append(BulkState* b, kernel_fn fn, const void* args, size_t args_s
     memcpy((<char*>rec) + args_off, args, args_size)
     b.used += rec_size
     for i in range(nwrites):
+        mxcy_inc64(&writes[i].writes_pushed)
         slot = bulk_add_var(b, writes[i], 1) * 8 | BULK_WRITE
         if i < MAX_PARTIAL_WRITES and flags & (FLAG_PARTIAL0 << i):
             slot |= BULK_PARTIAL

@@ -454,6 +454,7 @@ cdef int fill_deps(EOp* op, EVar** reads, int nreads, EVar** writes, int nwrites
                 op.deps[j].partial = op.deps[j].partial and partial
                 break
         if not dup:
+            mxcy_inc64(&writes[i].writes_pushed)
             op.deps[n].op = op
             op.deps[n].var = <void*>writes[i]
             op.deps[n].is_write = 1

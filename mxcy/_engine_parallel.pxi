@@ -13,6 +13,10 @@ cdef extern from *:
         return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
     }
     static inline int mxcy_load(int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void mxcy_inc64(int64_t* p) { __atomic_fetch_add(p, 1, __ATOMIC_RELAXED); }
+    static inline int64_t mxcy_load64(int64_t* p) {
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    }
     static inline void mxcy_cpu_relax(void) {
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -21,6 +25,8 @@ cdef extern from *:
     """
     int mxcy_fetch_add(int* p, int v) nogil
     int mxcy_load(int* p) nogil
+    void mxcy_inc64(int64_t* p) nogil
+    int64_t mxcy_load64(int64_t* p) nogil
     void mxcy_cpu_relax() nogil
 
 cdef extern from "<sched.h>" nogil:

@@ -76,6 +76,9 @@ cdef class NDArray:
     cdef int _dtype
     cdef object _ctx
     cdef object __weakref__
+    # autograd's record of this array: None, or a variable's gradient buffer / the recorded
+    # op that produced it (mxcy.autograd); the array itself never reads it
+    cdef public object _ag
 
     __array_priority__ = 1000.0
 
@@ -240,6 +243,8 @@ cdef class NDArray:
         elif not shape:
             raise TypeError("reshape: a target shape is required, e.g. a.reshape((2, -1))")
         new_shape = infer_reshape(self._shape, tuple(shape), reverse)
+        if g_recording_threads and self._ag is not None and _AG.recording():
+            return _AG.reshape(self, new_shape)     # recorded as Reshape
         return self._view(self._offset, new_shape)
 
     def reshape_like(self, other):
@@ -277,6 +282,8 @@ cdef class NDArray:
 
     # ------------------------------------------------------------ indexing
     def __getitem__(self, key):
+        if g_recording_threads and self._ag is not None and _AG.recording():
+            return _AG.getitem(self, key)       # recorded as slicing ops
         if isinstance(key, tuple) and len(key) == 1:
             key = key[0]     # x[(0,)] behaves exactly as x[0]
         if isinstance(key, numbers.Integral) and not isinstance(key, bool):
@@ -288,6 +295,8 @@ cdef class NDArray:
         return _getitem_copy(self, _frozen_key(key))
 
     def __setitem__(self, key, value):
+        if g_recording_threads and self._ag is not None:
+            _AG.check_not_in_graph(self, 'x[key] = value')
         if isinstance(key, tuple) and len(key) == 1:
             key = key[0]
         if isinstance(key, slice) and key == slice(None):
@@ -304,86 +313,109 @@ cdef class NDArray:
 
     # ------------------------------------------------------------ arithmetic
     def __add__(self, other):
-        return _binary(self, other, OP_ADD, OP_ADD, None)
+        return _arith(self, other, OP_ADD, OP_ADD, None)
 
     def __radd__(self, other):
-        return _binary(self, other, OP_ADD, OP_ADD, None)
+        return _arith(self, other, OP_ADD, OP_ADD, None)
 
     def __sub__(self, other):
-        return _binary(self, other, OP_SUB, OP_RSUB, None)
+        return _arith(self, other, OP_SUB, OP_RSUB, None)
 
     def __rsub__(self, other):
-        return _binary(self, other, OP_RSUB, OP_SUB, None)
+        return _arith(self, other, OP_RSUB, OP_SUB, None)
 
     def __mul__(self, other):
-        return _binary(self, other, OP_MUL, OP_MUL, None)
+        return _arith(self, other, OP_MUL, OP_MUL, None)
 
     def __rmul__(self, other):
-        return _binary(self, other, OP_MUL, OP_MUL, None)
+        return _arith(self, other, OP_MUL, OP_MUL, None)
 
     def __truediv__(self, other):
-        return _binary(self, other, OP_DIV, OP_RDIV, None)
+        return _arith(self, other, OP_DIV, OP_RDIV, None)
 
     def __rtruediv__(self, other):
-        return _binary(self, other, OP_RDIV, OP_DIV, None)
+        return _arith(self, other, OP_RDIV, OP_DIV, None)
 
     def __mod__(self, other):
-        return _binary(self, other, OP_MOD, OP_RMOD, None)
+        return _arith(self, other, OP_MOD, OP_RMOD, None)
 
     def __rmod__(self, other):
-        return _binary(self, other, OP_RMOD, OP_MOD, None)
+        return _arith(self, other, OP_RMOD, OP_MOD, None)
 
     def __pow__(self, other, modulo=None):
-        return _binary(self, other, OP_POW, OP_RPOW, None)
+        return _arith(self, other, OP_POW, OP_RPOW, None)
 
     def __rpow__(self, other, modulo=None):
-        return _binary(self, other, OP_RPOW, OP_POW, None)
+        return _arith(self, other, OP_RPOW, OP_POW, None)
 
     def __iadd__(self, other):
-        return _binary(self, other, OP_ADD, OP_ADD, self)
+        return _arith(self, other, OP_ADD, OP_ADD, self)
 
     def __isub__(self, other):
-        return _binary(self, other, OP_SUB, OP_RSUB, self)
+        return _arith(self, other, OP_SUB, OP_RSUB, self)
 
     def __imul__(self, other):
-        return _binary(self, other, OP_MUL, OP_MUL, self)
+        return _arith(self, other, OP_MUL, OP_MUL, self)
 
     def __itruediv__(self, other):
-        return _binary(self, other, OP_DIV, OP_RDIV, self)
+        return _arith(self, other, OP_DIV, OP_RDIV, self)
 
     def __imod__(self, other):
-        return _binary(self, other, OP_MOD, OP_RMOD, self)
+        return _arith(self, other, OP_MOD, OP_RMOD, self)
 
     def __neg__(self):
+        if g_recording_threads and self._ag is not None:
+            return _AG.negative(self)
         return unary(self, 0, None)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
+        if g_recording_threads and self._ag is not None:
+            return _AG.absolute(self)
         return unary(self, 1, None)
 
     def __eq__(self, other):
         if other is None:
             return False
-        return _binary(self, other, OP_EQ, OP_EQ, None)
+        return _arith(self, other, OP_EQ, OP_EQ, None)
 
     def __ne__(self, other):
         if other is None:
             return True
-        return _binary(self, other, OP_NE, OP_NE, None)
+        return _arith(self, other, OP_NE, OP_NE, None)
 
     def __gt__(self, other):
-        return _binary(self, other, OP_GT, OP_LT, None)
+        return _arith(self, other, OP_GT, OP_LT, None)
 
     def __ge__(self, other):
-        return _binary(self, other, OP_GE, OP_LE, None)
+        return _arith(self, other, OP_GE, OP_LE, None)
 
     def __lt__(self, other):
-        return _binary(self, other, OP_LT, OP_GT, None)
+        return _arith(self, other, OP_LT, OP_GT, None)
 
     def __le__(self, other):
-        return _binary(self, other, OP_LE, OP_GE, None)
+        return _arith(self, other, OP_LE, OP_GE, None)
+
+    # ------------------------------------------------------------ autograd (mxcy.autograd)
+    def attach_grad(self, grad_req='write', stype=None):
+        """Give this array a gradient buffer (zeros): it becomes a variable of autograd."""
+        _autograd().attach_grad(self, grad_req, stype)
+
+    @property
+    def grad(self):
+        """The gradient buffer attached by attach_grad (None without one)."""
+        return _autograd().grad_of(self)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Gradients of this recorded output into the attached buffers of its variables."""
+        _autograd().backward([self], None if out_grad is None else [out_grad],
+                             retain_graph, train_mode)
+
+    def detach(self):
+        """The same memory, outside any recorded graph (no gradient flows through it)."""
+        return self._view(self._offset, self._shape)
 
     # ------------------------------------------------------------ methods delegated to mx.nd
     def __getattr__(self, name):
@@ -404,6 +436,8 @@ class _bound:
     def __call__(self, *args, **kwargs):
         return self.fn(self.arr, *args, **kwargs)
 
+
+include "_ndarray_autograd.pxi"
 
 _METHODS = None
 

@@ -24,11 +24,13 @@ so a repeated call costs a few dict look-ups on top of the op's own forward.
 """
 import numpy as np
 
+from mxcy import autograd as _autograd
 from mxcy._ndarray import NDArray, new_empty
 from mxcy.base import DTYPE_CODES
 from mxcy.context import Context, current_context
 from mxcy.operator._params import REQUIRED, Params
 
+_AG_STATE = _autograd._STATE     # this thread's recording / training mode
 _CACHE_LIMIT = 256      # entries per cache; a full cache is cleared (bounded memory)
 _FUNCTIONS = {}         # op name -> generated function
 _NO_ARRAYS = {}         # (read only) no arrays given by name
@@ -155,11 +157,14 @@ class _Op:
             outs = [new_empty(shape, code, ctx)]
         else:
             outs = [new_empty(shape, code, ctx) for shape, code, _ in results]
-        if n == plan.n_args:
-            self.forward(plan.p, False, list(plan.req), ins, outs, [])
+        if _AG_STATE.recording:
+            _autograd.run_op(self.spec, plan.p, plan.req, plan.n_args, ins, outs,
+                             out is not None)
+        elif n == plan.n_args:
+            self.forward(plan.p, _AG_STATE.training, list(plan.req), ins, outs, [])
         else:
             k = plan.n_args
-            self.forward(plan.p, False, list(plan.req), ins[:k], outs, ins[k:])
+            self.forward(plan.p, _AG_STATE.training, list(plan.req), ins[:k], outs, ins[k:])
         if out is not None:
             return out
         if plan.n_visible == 1:

@@ -1,0 +1,521 @@
+"""Imperative differentiation (MXNet 1.x ``mx.autograd``).
+
+Inside ``record()``, every operator call whose inputs belong to a graph (a variable made
+by ``attach_grad``/``mark_variables``, or the output of a recorded call) is recorded as a
+node: the operator's one declaration (`OpSpec`), its parsed parameters, its inputs and
+their write counts at the call, its outputs. ``backward`` walks the nodes reachable from
+the heads in reverse order and pushes each operator's own ``backward`` — the kernels the
+executor runs, so a gradient fixed for one is fixed for both. Gradient buffers follow
+bind's rules: the first contribution to a variable with grad_req 'write' overwrites it,
+later ones (and 'add') accumulate.
+
+Recording state is per thread, as in MXNet. The graph is held by the arrays (each output
+points at its node), so two threads recording at once build separate graphs.
+
+Versions catch what MXNet let through silently: an input that backward reads and that was
+written after it was recorded (``x[:] = 0`` between forward and backward) makes backward
+raise, naming the operator, instead of returning a wrong gradient.
+
+Not here yet: ``grad(create_graph=True)`` (higher order), ``get_symbol``; see the README's
+exclusion list.
+"""
+import threading
+
+from mxcy import _ndarray
+from mxcy._ndarray import NDArray
+from mxcy.base import MXNetError
+
+
+class _State(threading.local):
+    recording = False
+    training = False
+
+
+_STATE = _State()
+
+_GRAPH_ERROR = ("Assigning to NDArrays that are already in a computational graph will cause "
+                "undefined behavior when evaluating gradients. Please call backward first "
+                "to clear the graph or do this outside of a record section. Also note that "
+                "you cannot use inplace operations like +=, *=, relu(x, out=x), y[idx]=x, "
+                "etc inside a record section.")
+
+
+# ---------------------------------------------------------------- recording state
+def is_recording():
+    """Whether operator calls on this thread are recorded."""
+    return _STATE.recording
+
+
+def is_training():
+    """Whether operators run in training mode on this thread (Dropout, BatchNorm)."""
+    return _STATE.training
+
+
+def set_recording(is_recording):
+    """Turn recording on or off for this thread; returns the previous state."""
+    prev = _STATE.recording
+    new = bool(is_recording)
+    if new != prev:
+        _STATE.recording = new
+        _ndarray._add_recording_thread(1 if new else -1)
+    return prev
+
+
+def set_training(train_mode):
+    """Set training mode for this thread; returns the previous state."""
+    prev = _STATE.training
+    _STATE.training = bool(train_mode)
+    return prev
+
+
+class _RecordingStateScope:
+    """Sets recording and/or training mode on entry and restores both on exit."""
+
+    def __init__(self, is_record, train_mode):
+        self._enter_record = is_record
+        self._enter_train = train_mode
+        self._prev_record = None
+        self._prev_train = None
+
+    def __enter__(self):
+        if self._enter_record is not None:
+            self._prev_record = set_recording(self._enter_record)
+        if self._enter_train is not None:
+            self._prev_train = set_training(self._enter_train)
+        return self
+
+    def __exit__(self, *exc):
+        if self._enter_record is not None:
+            set_recording(self._prev_record)
+        if self._enter_train is not None:
+            set_training(self._prev_train)
+        return False
+
+
+def record(train_mode=True):
+    """Scope in which operator calls are recorded for backward (training mode by default)."""
+    return _RecordingStateScope(True, train_mode)
+
+
+def pause(train_mode=False):
+    """Scope in which nothing is recorded (prediction mode by default)."""
+    return _RecordingStateScope(False, train_mode)
+
+
+def train_mode():
+    """Scope in which operators run in training mode; recording is left as it is."""
+    return _RecordingStateScope(None, True)
+
+
+def predict_mode():
+    """Scope in which operators run in prediction mode; recording is left as it is."""
+    return _RecordingStateScope(None, False)
+
+
+# ---------------------------------------------------------------- graph records
+class _Variable:
+    """`array._ag` of a variable: its gradient buffer and grad_req."""
+    __slots__ = ('grad', 'req')
+
+    def __init__(self, grad, req):
+        self.grad, self.req = grad, req
+
+
+class _Output:
+    """`array._ag` of an output of a recorded call."""
+    __slots__ = ('node', 'index')
+
+    def __init__(self, node, index):
+        self.node, self.index = node, index
+
+
+class _Node:
+    """One recorded operator call. It keeps what backward reads: the inputs, and, when
+    the operator's backward reads them, its outputs as detached views (same memory, no
+    link back to this node, so a graph is freed by reference counting alone)."""
+    __slots__ = ('spec', 'params', 'n_args', 'inputs', 'sources', 'versions', 'outputs',
+                 'out_versions', 'out_meta', 'freed')
+
+    def __init__(self, spec, params, n_args, inputs, versions, outputs):
+        self.spec, self.params, self.n_args = spec, params, n_args
+        self.inputs = inputs
+        self.sources = [x._ag for x in inputs[:n_args]]
+        self.versions = versions
+        if 'outputs' in spec.backward_needs:
+            self.outputs = [o.detach() for o in outputs]
+            self.out_versions = [o._chunk.writes_pushed for o in outputs]
+        else:
+            self.outputs = self.out_versions = None
+        # shapes for the zero gradient of an output that no path uses
+        self.out_meta = [(o.shape, o.dtype, o.context) for o in outputs] \
+            if len(outputs) > 1 else None
+        self.freed = False
+
+    def free(self):
+        """Drop the saved arrays (backward without retain_graph)."""
+        self.inputs = self.outputs = self.sources = None
+        self.freed = True
+
+
+_REQS = ('write', 'add', 'null')
+
+
+def _check_req(grad_req, what):
+    if grad_req not in _REQS:
+        raise ValueError(f"{what}: grad_req must be one of {list(_REQS)}, got {grad_req!r}")
+
+
+def attach_grad(array, grad_req='write', stype=None):
+    """`NDArray.attach_grad`: a zero gradient buffer; the array becomes a variable."""
+    _check_req(grad_req, 'attach_grad')
+    if stype not in (None, 'default'):
+        raise ValueError(f"attach_grad: only dense gradients (stype 'default'), got {stype!r}")
+    grad = _ndarray.full(array.shape, 0, array.context, array.dtype)
+    array._ag = _Variable(grad, grad_req)
+
+
+def grad_of(array):
+    info = array._ag
+    return info.grad if isinstance(info, _Variable) else None
+
+
+def mark_variables(variables, gradients, grad_reqs='write'):
+    """Make `variables` variables of autograd whose gradients go into `gradients`."""
+    if isinstance(variables, NDArray):
+        variables, gradients = [variables], [gradients]
+    variables, gradients = list(variables), list(gradients)
+    if len(variables) != len(gradients):
+        raise ValueError(f"mark_variables: {len(variables)} variables but {len(gradients)} "
+                         "gradients")
+    reqs = [grad_reqs] * len(variables) if isinstance(grad_reqs, str) else list(grad_reqs)
+    if len(reqs) != len(variables):
+        raise ValueError(f"mark_variables: {len(reqs)} grad_reqs for {len(variables)} "
+                         "variables")
+    for v, g, r in zip(variables, gradients, reqs):
+        _check_req(r, 'mark_variables')
+        if not isinstance(v, NDArray) or not isinstance(g, NDArray):
+            raise TypeError("mark_variables: variables and gradients must be NDArrays")
+        if g.shape != v.shape or g.dtype != v.dtype:
+            raise ValueError(f"mark_variables: gradient {g.dtype.__name__}{g.shape} does not "
+                             f"match its variable {v.dtype.__name__}{v.shape}")
+        v._ag = _Variable(g, r)
+
+
+# ---------------------------------------------------------------- recording a call
+def check_not_in_graph(array, what):
+    """Refuse to overwrite an array that a recorded graph uses (MXNet's rule)."""
+    if _STATE.recording and array._ag is not None:
+        raise MXNetError(f"{what}: {_GRAPH_ERROR}")
+
+
+def run_op(spec, params, req, n_args, ins, outs, out_given):
+    """Run a registry op's forward for mx.nd, recording it when this thread records and
+    an input belongs to a graph (called by ndarray/_gen.py for every call)."""
+    if not _STATE.recording:
+        spec.forward(params, _STATE.training, list(req), ins[:n_args], outs, ins[n_args:])
+        return
+    if out_given:
+        for o in outs:
+            if o._ag is not None:
+                raise MXNetError(f"{spec.name}: {_GRAPH_ERROR}")
+    involved = False
+    for x in ins[:n_args]:
+        if x._ag is not None:
+            involved = True
+            break
+    versions = [x._chunk.writes_pushed for x in ins[:n_args]] if involved else None
+    _STATE.recording = False        # what forward pushes inside is not recorded again
+    try:
+        spec.forward(params, _STATE.training, list(req), ins[:n_args], outs, ins[n_args:])
+    finally:
+        _STATE.recording = True
+    if involved and spec.has_backward:
+        node = _Node(spec, params, n_args, list(ins), versions, list(outs))
+        for i, o in enumerate(outs):
+            o._ag = _Output(node, i)
+
+
+# ---------------------------------------------------------------- backward
+def _as_list(x, what):
+    if x is None:
+        return None
+    if isinstance(x, NDArray):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    raise TypeError(f"{what}: expected an NDArray or a list of NDArrays, got "
+                    f"{type(x).__name__}")
+
+
+def _topological(heads):
+    """The nodes reachable from `heads`, each after every node that feeds it."""
+    order, state = [], {}
+    stack = [(h._ag.node, False) for h in heads if isinstance(h._ag, _Output)]
+    while stack:
+        node, expanded = stack.pop()
+        key = id(node)
+        if expanded:
+            if state.get(key) != 2:
+                state[key] = 2
+                order.append(node)
+            continue
+        if state.get(key):
+            continue
+        if node.freed:
+            raise MXNetError(f"backward: the graph through '{node.spec.name}' was freed by "
+                             "an earlier backward; pass retain_graph=True to the first one "
+                             "to differentiate the same graph twice")
+        state[key] = 1
+        stack.append((node, True))
+        for src in node.sources:
+            if isinstance(src, _Output) and not state.get(id(src.node)):
+                stack.append((src.node, False))
+    return order
+
+
+class _Targets:
+    """Where gradients go in one backward pass. Variables: their own buffers (first
+    contribution per grad_req, later ones added), or new buffers for `grad()`. Recorded
+    outputs: buffers owned by this pass, created by the first contribution."""
+
+    def __init__(self, captured):
+        self.captured = captured        # id(variable record) -> buffer, for grad()
+        self.written = set()
+        self.values = {}                # (id(node), index) -> gradient buffer
+
+    def variable(self, var):
+        """(buffer, req) for a contribution to a variable, or (None, 'null')."""
+        if self.captured is not None:
+            buf = self.captured.get(id(var))
+            if buf is None:
+                return None, 'null'
+            req = 'add' if id(var) in self.written else 'write'
+        else:
+            if var.req == 'null':
+                return None, 'null'
+            buf = var.grad
+            req = 'add' if var.req == 'add' or id(var) in self.written else 'write'
+        self.written.add(id(var))
+        return buf, req
+
+    def output(self, src, like):
+        key = (id(src.node), src.index)
+        buf = self.values.get(key)
+        if buf is not None:
+            return buf, 'add'
+        buf = self.values[key] = _ndarray.new_empty(like.shape, _ndarray.dtype_of(like),
+                                                    like.context)
+        return buf, 'write'
+
+    def source(self, src, like):
+        if isinstance(src, _Variable):
+            return self.variable(src)
+        if isinstance(src, _Output):
+            return self.output(src, like)
+        return None, 'null'
+
+
+def _seed_heads(heads, head_grads, targets):
+    for k, h in enumerate(heads):
+        g = head_grads[k] if head_grads is not None else None
+        if g is None:
+            g = _ndarray.full(h.shape, 1, h.context, h.dtype)
+        elif not isinstance(g, NDArray):
+            raise TypeError(f"backward: head gradient {k} must be an NDArray, got "
+                            f"{type(g).__name__}")
+        elif g.shape != h.shape:
+            raise ValueError(f"backward: head gradient {k} has shape {g.shape}, its head "
+                             f"{h.shape}")
+        buf, req = targets.source(h._ag, h)
+        if req == 'write':
+            g.copyto(buf)
+        elif req == 'add':
+            buf += g
+
+
+def _check_versions(node):
+    needs = node.spec.backward_needs
+    names = None
+    if 'inputs' in needs:
+        for i, version in enumerate(node.versions):    # the arguments (aux states are
+            x = node.inputs[i]                           # the op's to update)
+            if x._chunk.writes_pushed != version:
+                names = names or node.spec.arguments(node.params)
+                what = names[i] if i < len(names) else f'input {i}'
+                raise MXNetError(f"backward: input '{what}' of {node.spec.name} was written "
+                                 "after the call was recorded (an in-place change between "
+                                 "forward and backward); the gradient would be wrong")
+    if node.outputs is not None:
+        for i, o in enumerate(node.outputs):
+            if o._chunk.writes_pushed != node.out_versions[i]:
+                raise MXNetError(f"backward: output {i} of {node.spec.name} was written "
+                                 "after the call was recorded; the gradient would be wrong")
+
+
+def _run_node(node, targets):
+    spec, n = node.spec, node.n_args
+    if node.out_meta is None:
+        out_grads = [targets.values.pop((id(node), 0))]
+    else:
+        out_grads = []
+        for i, (shape, dtype, ctx) in enumerate(node.out_meta):
+            g = targets.values.pop((id(node), i), None)
+            out_grads.append(g if g is not None else _ndarray.full(shape, 0, ctx, dtype))
+    ins = node.inputs
+    in_grads, reqs, later = [], [], []
+    seen = set()
+    for i in range(n):
+        buf, req = targets.source(node.sources[i], ins[i])
+        if buf is not None and id(buf) in seen:
+            # the same array twice among the inputs (x * x): a temporary, added after
+            tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
+                                     ins[i].context)
+            later.append((buf, tmp))
+            buf, req = tmp, 'write'
+        if buf is not None:
+            seen.add(id(buf))
+        in_grads.append(buf)
+        reqs.append(req)
+    if all(r == 'null' for r in reqs):
+        return
+    _check_versions(node)
+    spec.backward(node.params, reqs, out_grads, ins[:n], node.outputs, in_grads, ins[n:])
+    for buf, tmp in later:
+        buf += tmp
+
+
+def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
+    heads = _as_list(heads, 'backward')
+    head_grads = _as_list(head_grads, 'backward')
+    if head_grads is not None and len(head_grads) != len(heads):
+        raise ValueError(f"backward: {len(head_grads)} head gradients for {len(heads)} "
+                         "heads")
+    for h in heads:
+        if not isinstance(h, NDArray):
+            raise TypeError(f"backward: heads must be NDArrays, got {type(h).__name__}")
+        if h._ag is None:
+            raise MXNetError("backward: cannot differentiate an array that is not in a "
+                             "computational graph: compute it inside autograd.record() from "
+                             "arrays that have attach_grad() (or pass retain_graph=True to "
+                             "an earlier backward of the same graph)")
+    order = _topological(heads)
+    targets = _Targets(captured)
+    with _RecordingStateScope(False, train_mode):
+        _seed_heads(heads, head_grads, targets)
+        for node in reversed(order):
+            _run_node(node, targets)
+    if not retain_graph:
+        for node in order:
+            node.free()
+
+
+def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
+    """Gradients of `heads` (head gradients default to ones) into the gradient buffers of
+    the variables they were computed from."""
+    _backward(heads, head_grads, retain_graph, train_mode)
+
+
+def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
+         train_mode=True):
+    """The gradients of `heads` with respect to `variables`, as new arrays (the
+    variables' own gradient buffers are left alone)."""
+    if create_graph:
+        raise MXNetError("autograd.grad: create_graph=True (gradients that can be "
+                         "differentiated again) is not supported by mxcy yet")
+    variables = _as_list(variables, 'grad')
+    captured = {}
+    for v in variables:
+        if not isinstance(v, NDArray) or not isinstance(v._ag, _Variable):
+            raise MXNetError("grad: every variable must have a gradient buffer "
+                             "(attach_grad() or mark_variables()) before it is used")
+        captured[id(v._ag)] = _ndarray.full(v.shape, 0, v.context, v.dtype)
+    _backward(heads, head_grads, create_graph if retain_graph is None else retain_graph,
+              train_mode, captured)
+    return [captured[id(v._ag)] for v in variables]
+
+
+# ---------------------------------------------------------------- custom functions
+class _FunctionSpec:
+    """Stands in for an OpSpec in a node recorded by a `Function` call."""
+    backward_needs = ('out_grads',)
+    has_backward = True
+
+    def __init__(self, function):
+        self.function = function
+        self.name = type(function).__name__
+
+    def arguments(self, p):
+        return [f'data{i}' for i in range(self.function._n_inputs)]
+
+    def aux_states(self, p):
+        return []
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        with pause():
+            grads = self.function.backward(*out_grads)
+        grads = [grads] if isinstance(grads, NDArray) else list(grads)
+        if len(grads) != len(in_grads):
+            raise MXNetError(f"{self.name}.backward returned {len(grads)} gradients for "
+                             f"{len(in_grads)} inputs")
+        for i, (g, target, r) in enumerate(zip(grads, in_grads, req)):
+            if r == 'null':
+                continue
+            if not isinstance(g, NDArray) or g.shape != target.shape:
+                raise MXNetError(f"{self.name}.backward: gradient {i} must be an NDArray of "
+                                 f"shape {target.shape}, got {getattr(g, 'shape', g)}")
+            if r == 'add':
+                target += g
+            else:
+                g.copyto(target)
+
+
+class Function:
+    """A differentiable function with a hand-written gradient: subclass it, define
+    ``forward(*inputs)`` and ``backward(*output_grads)`` on NDArrays, and call an
+    instance (once per forward) like a function. ``save_for_backward`` keeps arrays for
+    ``backward`` in ``saved_tensors``."""
+
+    def __init__(self):
+        self._used = False
+        self._n_inputs = 0
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *args):
+        self.saved_tensors = args
+
+    def __call__(self, *inputs):
+        if self._used:
+            raise MXNetError(f"{type(self).__name__}: each Function instance can be called "
+                             "once; make a new one per forward")
+        self._used = True
+        for i, x in enumerate(inputs):
+            if not isinstance(x, NDArray):
+                raise TypeError(f"{type(self).__name__}: input {i} must be an NDArray, got "
+                                f"{type(x).__name__}")
+        self._n_inputs = len(inputs)
+        with pause(_STATE.training):
+            outputs = self.forward(*inputs)
+        single = isinstance(outputs, NDArray)
+        outs = [outputs] if single else list(outputs)
+        if _STATE.recording and any(x._ag is not None for x in inputs):
+            node = _Node(_FunctionSpec(self), None, len(inputs), list(inputs),
+                         [x._chunk.writes_pushed for x in inputs], outs)
+            for i, o in enumerate(outs):
+                if o._ag is not None:
+                    raise MXNetError(f"{type(self).__name__}.forward must return new arrays, "
+                                     "not its inputs or arrays already in a graph")
+                o._ag = _Output(node, i)
+        return outputs
+
+    def forward(self, *inputs):
+        """Compute the outputs from the inputs (a subclass defines it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
+
+    def backward(self, *output_grads):
+        """The input gradients from the output gradients (a subclass defines it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define backward")
+
+
+from mxcy import _autograd_syntax  # noqa: E402  (needs the names above)
+
+_ndarray._set_autograd_hook(_autograd_syntax.Hooks(_STATE, check_not_in_graph))
