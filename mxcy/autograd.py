@@ -155,6 +155,9 @@ class _Node:
         """Drop the saved arrays (backward without retain_graph)."""
         self.inputs = self.outputs = self.sources = None
         self.freed = True
+        release = getattr(self.spec, 'release', None)
+        if release is not None:         # a hybridized block's executor (gluon/_cached.py)
+            release()
 
 
 _REQS = ('write', 'add', 'null')
@@ -432,6 +435,39 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     _backward(heads, head_grads, create_graph if retain_graph is None else retain_graph,
               train_mode, captured)
     return [captured[id(v._ag)] for v in variables]
+
+
+def get_symbol(x):
+    """The recorded computation of `x` as a Symbol; the arrays it started from (variables
+    and constants) become free variables var0, var1, ... in the order first met."""
+    from mxcy import symbol as _sym
+    if not isinstance(x, NDArray) or not isinstance(x._ag, _Output):
+        raise MXNetError("get_symbol: the array is not the output of a recorded "
+                         "computation (compute it inside autograd.record())")
+    order = _topological([x])
+    made, leaves = {}, {}
+
+    def leaf(arr):
+        if id(arr) not in leaves:
+            leaves[id(arr)] = (arr, _sym.var(f'var{len(leaves)}'))
+        return leaves[id(arr)][1]
+
+    def source(arr, src):
+        if isinstance(src, _Output):
+            outs = made[id(src.node)]
+            return outs[src.index]
+        return leaf(arr)
+    for node in order:
+        spec = node.spec
+        if not hasattr(spec, 'params') or node.params is None:
+            raise MXNetError(f"get_symbol: '{spec.name}' (a custom Function or a "
+                             "hybridized block) has no symbol form")
+        args = [source(a, s) for a, s in zip(node.inputs, node.sources)]
+        args += [leaf(a) for a in node.inputs[node.n_args:]]
+        out = getattr(_sym, spec.name)(*args, **node.params.attrs())
+        made[id(node)] = [out[i] for i in range(len(out.list_outputs()))] \
+            if len(out.list_outputs()) > 1 else [out]
+    return made[id(x._ag.node)][x._ag.index]
 
 
 # ---------------------------------------------------------------- custom functions

@@ -309,3 +309,15 @@ def test_custom_function():
     f(x)
     with pytest.raises(mx.MXNetError, match='once'):
         f(x)
+
+
+def test_get_symbol_replays_the_recorded_graph():
+    a = variable(np.arange(6.).reshape(2, 3))
+    with autograd.record():
+        y = mx.nd.relu(a * 2 - 3).sum(axis=1)
+    sym = autograd.get_symbol(y)
+    assert sym.list_arguments() == ['var0']
+    exe = sym.bind(mx.cpu(), {'var0': a.detach()})
+    np.testing.assert_allclose(exe.forward()[0].asnumpy(), y.asnumpy())
+    with pytest.raises(mx.MXNetError, match='recorded'):
+        autograd.get_symbol(a)
