@@ -139,7 +139,8 @@ class _Node:
     def __init__(self, spec, params, n_args, inputs, versions, outputs):
         self.spec, self.params, self.n_args = spec, params, n_args
         self.inputs = inputs
-        self.sources = [x._ag for x in inputs[:n_args]]
+        self.sources = [x._ag for x in inputs] if len(inputs) == n_args else \
+            [x._ag for x in inputs[:n_args]]
         self.versions = versions
         if 'outputs' in spec.backward_needs:
             self.outputs = [o.detach() for o in outputs]
@@ -214,26 +215,31 @@ def check_not_in_graph(array, what):
 def run_op(spec, params, req, n_args, ins, outs, out_given):
     """Run a registry op's forward for mx.nd, recording it when this thread records and
     an input belongs to a graph (called by ndarray/_gen.py for every call)."""
-    if not _STATE.recording:
-        spec.forward(params, _STATE.training, list(req), ins[:n_args], outs, ins[n_args:])
+    state = _STATE
+    args = ins if len(ins) == n_args else ins[:n_args]
+    aux = [] if args is ins else ins[n_args:]
+    if not state.recording:
+        spec.forward(params, state.training, list(req), args, outs, aux)
         return
     if out_given:
         for o in outs:
             if o._ag is not None:
                 raise MXNetError(f"{spec.name}: {_GRAPH_ERROR}")
-    involved = False
-    for x in ins[:n_args]:
+    for x in args:
         if x._ag is not None:
-            involved = True
             break
-    versions = [x._chunk.writes_pushed for x in ins[:n_args]] if involved else None
-    _STATE.recording = False        # what forward pushes inside is not recorded again
+    else:                           # nothing of a graph: run it unrecorded
+        spec.forward(params, state.training, list(req), args, outs, aux)
+        return
+    needs = spec.backward_needs
+    versions = [x._chunk.writes_pushed for x in args] if 'inputs' in needs else None
+    state.recording = False         # what forward pushes inside is not recorded again
     try:
-        spec.forward(params, _STATE.training, list(req), ins[:n_args], outs, ins[n_args:])
+        spec.forward(params, state.training, list(req), args, outs, aux)
     finally:
-        _STATE.recording = True
-    if involved and spec.has_backward:
-        node = _Node(spec, params, n_args, list(ins), versions, list(outs))
+        state.recording = True
+    if spec.has_backward:
+        node = _Node(spec, params, n_args, ins, versions, outs)
         for i, o in enumerate(outs):
             o._ag = _Output(node, i)
 
@@ -337,9 +343,8 @@ def _seed_heads(heads, head_grads, targets):
 
 
 def _check_versions(node):
-    needs = node.spec.backward_needs
     names = None
-    if 'inputs' in needs:
+    if node.versions is not None:
         for i, version in enumerate(node.versions):    # the arguments (aux states are
             x = node.inputs[i]                           # the op's to update)
             if x._chunk.writes_pushed != version:
@@ -534,8 +539,7 @@ class Function:
         single = isinstance(outputs, NDArray)
         outs = [outputs] if single else list(outputs)
         if _STATE.recording and any(x._ag is not None for x in inputs):
-            node = _Node(_FunctionSpec(self), None, len(inputs), list(inputs),
-                         [x._chunk.writes_pushed for x in inputs], outs)
+            node = _Node(_FunctionSpec(self), None, len(inputs), list(inputs), None, outs)
             for i, o in enumerate(outs):
                 if o._ag is not None:
                     raise MXNetError(f"{type(self).__name__}.forward must return new arrays, "
