@@ -37,4 +37,5 @@ from mxcy import module
 from mxcy import module as mod
 from mxcy import nn
 from mxcy import rnn
+from mxcy import gluon
 __version__ = '0.1.0'

@@ -28,7 +28,8 @@ from mxcy import autograd as _autograd
 from mxcy._ndarray import NDArray, new_empty
 from mxcy.base import DTYPE_CODES
 from mxcy.context import Context, current_context
-from mxcy.operator._params import REQUIRED, Params
+from mxcy.operator._params import REQUIRED
+from mxcy.operator._spec import default_arguments, drop_none_inputs
 
 _AG_STATE = _autograd._STATE     # this thread's recording / training mode
 _CACHE_LIMIT = 256      # entries per cache; a full cache is cleared (bounded memory)
@@ -64,18 +65,7 @@ class _Op:
         self.forward = spec.forward
         self.plans = {}
         self.default = None         # the plan of a call without parameters (built lazily)
-        self.fixed_args = self._fixed_args()
-
-    def _fixed_args(self):
-        """The argument names under default parameters (for errors), or () if unknown."""
-        try:
-            values = {n: (None if p.default is REQUIRED else p.default)
-                      for n, p in self.spec.params.params.items()}
-            if self.variadic:
-                values[self.variadic] = 1
-            return tuple(self.spec.arguments(Params(values)))
-        except Exception:  # noqa: BLE001  (arguments() needs a required parameter value)
-            return ()
+        self.fixed_args = default_arguments(spec)
 
     # ------------------------------------------------------------ the call
     def call(self, args, kwargs, out):
@@ -88,6 +78,10 @@ class _Op:
                         break
                 else:
                     return self._run(plan, list(args), out)
+            if not self.variadic and (any(a is None for a in args) or
+                                      any(v is None for v in kwargs.values())):
+                args, kwargs = drop_none_inputs(self.fixed_args, self.positional, args,
+                                                kwargs)
             return self._call(args, kwargs, out)
         except Exception as e:
             # spec code names the canonical op; the user called an alias (split, flip)

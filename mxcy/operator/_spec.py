@@ -111,3 +111,44 @@ def get_op(name):
 
 def list_ops():
     return sorted(_REGISTRY)
+
+
+def default_arguments(spec):
+    """The op's input names under its default parameters (MXNet's generated signature:
+    FullyConnected(data, weight, bias, ...)), or () when a parameter is required."""
+    from mxcy.operator._params import REQUIRED, Params
+    try:
+        values = {n: (None if p.default is REQUIRED else p.default)
+                  for n, p in spec.params.params.items()}
+        if spec.variadic:
+            values[spec.variadic] = 1
+        return tuple(spec.arguments(Params(values))) + tuple(spec.aux_states(Params(values)))
+    except Exception:  # noqa: BLE001  (arguments() needs a required parameter's value)
+        return ()
+
+
+def drop_none_inputs(slots, positional_params, args, kwargs):
+    """MXNet's generated functions skip an input given as None (`FullyConnected(x, w,
+    None, no_bias=True)`, `bias=None`); a parameter given as None stays (it means None,
+    e.g. sort's axis=None). Returns (args, kwargs) without the None inputs; inputs are
+    then passed by name, so none shifts into another's place."""
+    kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in slots}
+    n = 0
+    while n < len(args) and n < len(slots) and (args[n] is None or
+                                               type(args[n]).__name__ in ('NDArray',
+                                                                          'Symbol')):
+        n += 1
+    if not any(a is None for a in args[:n]):
+        return args, kwargs
+    named = {slots[i]: a for i, a in enumerate(args[:n]) if a is not None}
+    if len(args) - n > len(positional_params):
+        raise TypeError(f"takes at most {len(positional_params)} parameters after the "
+                        f"inputs, got {len(args) - n}")
+    for key, value in zip(positional_params, args[n:]):
+        if key in kwargs:
+            raise TypeError(f"parameter '{key}' given twice (positionally and by keyword)")
+        kwargs[key] = value
+    for key in named:
+        if key in kwargs:
+            raise TypeError(f"input '{key}' given twice (positionally and by keyword)")
+    return (), {**named, **kwargs}

@@ -1,6 +1,7 @@
-"""Normalisation layers: BatchNorm, LayerNorm, InstanceNorm (MXNet 1.x semantics).
+"""Normalisation layers: BatchNorm, LayerNorm, InstanceNorm, GroupNorm (MXNet 1.x semantics).
 
-All three normalise x over a set of axes R, then scale and shift per channel:
+All four normalise x over a set of axes R, then scale and shift per channel (per group
+for GroupNorm):
 y = γ·(x − mean_R(x))·invstd + β with invstd = 1/√(var_R(x) + eps) (biased variance).
 Each runs on a 3-D view (A, C, B) of the data, C the axis that carries γ and β:
 
@@ -11,7 +12,12 @@ BatchNorm      (before, axis, after)  A and B   ``mean`` (C,), ``var`` (C,) = in
 LayerNorm      (before, axis, after)  C         ``mean``, ``std`` = √(var + eps), the
                                                 data shape with 1 on ``axis``
 InstanceNorm   (N, C, spatial)        B         ``mean`` (N, C), ``var`` (N, C) = var
+GroupNorm      (N, G, C/G·spatial)    B         ``mean`` (N, G), ``std`` (N, G) =
+                                                √(var + eps)
 =============  =====================  ========  ======================================
+
+GroupNorm (MXNet 1.x): the C channels form G = ``num_groups`` groups of C/G; γ and β have
+one value per group (shape (G,)), not per channel.
 
 NOTE: BatchNorm's ``var`` output holds the inverse standard deviation, as MXNet 1.x
 documents ("Output the mean and inverse std") and computes on the CPU.
@@ -324,3 +330,65 @@ class InstanceNorm(_NormBase):
             mean_out.reshape(a, c, 1)[...] = mean
             var_out.reshape(a, c, 1)[...] = var
         _ndarray.push_numpy(run, list(ins), list(outs), 'InstanceNorm')
+
+
+@register_op
+class GroupNorm(_NormBase):
+    """Group normalisation of (N, C, spatial...) data: per sample over each of
+    ``num_groups`` groups of C/num_groups channels; γ and β of shape (num_groups,)."""
+    name = 'GroupNorm'
+    params = ParamSchema(
+        Param('num_groups', 'int', 1),
+        Param('eps', 'float', 1e-5),
+        Param('output_mean_var', 'bool', False),
+    )
+    reduce = (2,)
+
+    def outputs(self, p):
+        return ['output', 'mean', 'std']
+
+    def _check(self, p, dshape):
+        if len(dshape) < 3:
+            raise self.shape_error('data', '(batch, channel, spatial...) with 3 or more axes',
+                                   tuple(dshape))
+        if p.num_groups < 1 or dshape[1] % p.num_groups:
+            raise self.shape_error('data', f'a channel count (axis 1) divisible by '
+                                   f'num_groups={p.num_groups}', tuple(dshape))
+        if p.eps < 0:
+            raise ValueError(f"GroupNorm: eps must be non-negative, got eps={p.eps}")
+
+    def infer_shape(self, p, in_shapes):
+        shapes = list(in_shapes)
+        dshape = shapes[0]
+        if dshape is None:
+            return shapes, [None] * 3, []
+        self._check(p, dshape)
+        groups = (p.num_groups,)
+        shapes[1] = unify_shape(self, 'gamma', groups, shapes[1])
+        shapes[2] = unify_shape(self, 'beta', groups, shapes[2])
+        stats = (dshape[0], p.num_groups)
+        return shapes, [tuple(dshape), stats, stats], []
+
+    def view3(self, p, shape):
+        self._check(p, shape)
+        return shape[0], p.num_groups, _prod(shape[1:]) // p.num_groups
+
+    def stats_view(self, p, stat, a, c, b):
+        return stat.reshape(a, c, 1)
+
+    def stats_to_invstd(self, p, stat, eps):
+        return 1.0 / stat
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        a, c, b = self.view3(p, ins[0].shape)
+        eps = p.eps
+
+        def run(xv, gv, bv, y, mean_out, std_out):
+            x3 = xv.reshape(a, c, b)
+            mean, var = _moments(x3, (2,))
+            std = np.sqrt(var + eps)
+            value = (x3 - mean) / std * gv.reshape(1, c, 1) + bv.reshape(1, c, 1)
+            _store(y.reshape(a, c, b), value, req[0])
+            mean_out.reshape(a, c, 1)[...] = mean
+            std_out.reshape(a, c, 1)[...] = std
+        _ndarray.push_numpy(run, list(ins), list(outs), 'GroupNorm')

@@ -7,11 +7,16 @@ state not given (``fc1_weight``, ``softmax_label``, ``bn_moving_mean``).
 from mxcy.attribute import current as current_attr
 from mxcy.name import current as current_name
 from mxcy.operator import get_op
+from mxcy.operator._spec import default_arguments, drop_none_inputs
 from mxcy.symbol.symbol import Symbol, Variable, _Node, stored_attrs
 
 
 def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
     spec = get_op(op_name)
+    if not spec.variadic and (any(a is None for a in args) or
+                                  any(v is None for v in kwargs.values())):
+        args, kwargs = drop_none_inputs(default_arguments(spec), spec.params.names(), args,
+                                        kwargs)
     symbols = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     params = {k: v for k, v in kwargs.items()
               if not isinstance(v, Symbol) and not _is_dunder(k)}

@@ -1,0 +1,128 @@
+"""A hybridized block's graph, run through executors (MXNet's CachedOp).
+
+The traced Symbol is bound once per input signature (shapes, dtypes, context) with the
+parameters' own arrays as its arguments (no copies), so the executor's memory plan and
+programs are the ones ``bind`` uses. The data inputs are copied into the executor's
+argument arrays and the outputs copied out, because the executor's buffers are reused by
+its next run.
+
+Under ``autograd.record()`` a call is one node of the tape whose backward is the
+executor's backward; the executor stays reserved for that node until its backward ran
+(or the node is dropped), so a block called twice in one recorded step uses two
+executors and neither pass overwrites the other's saved values.
+"""
+import numpy as np
+
+from mxcy import autograd
+from mxcy import ndarray as _nd
+from mxcy.autograd import _Node, _Output, _STATE
+
+
+class _CachedSpec:
+    """The OpSpec stand-in of a recorded call (see autograd._Node)."""
+    backward_needs = ('out_grads', 'inputs')
+    has_backward = True
+
+    def __init__(self, graph, exe, names):
+        self.graph, self.exe, self.names = graph, exe, names
+        self.name = f'{graph.block.name} (hybridized)'
+
+    def arguments(self, p):
+        return self.names
+
+    def aux_states(self, p):
+        return []
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        exe = self.exe
+        exe.backward(out_grads)
+        for name, target, r in zip(self.names, in_grads, req):
+            if r == 'null':
+                continue
+            grad = exe.grad_dict[name]
+            if r == 'add':
+                target += grad
+            else:
+                grad.copyto(target)
+
+    def release(self):
+        """The node's backward ran (or the node died): the executor is free again."""
+        if self.exe is not None:
+            self.graph._release(self.exe)
+            self.exe = None
+
+    __del__ = release
+
+
+class CachedGraph:
+    def __init__(self, block, inputs, out, multi, params, flags):
+        self.block = block
+        self.symbol = out
+        self.multi = multi
+        self.input_names = [i.name for i in inputs]
+        self.arg_names = out.list_arguments()
+        self.aux_names = out.list_auxiliary_states()
+        self.params = {name: p for name, p in params.items()}
+        missing = [n for n in self.arg_names + self.aux_names
+                   if n not in self.params and n not in self.input_names]
+        if missing:
+            raise ValueError(f"{block.name}: the traced graph needs {missing}, which are "
+                             "neither inputs nor parameters of the block")
+        self.flags = flags
+        self.free = {}          # signature -> [idle executors]
+
+    # ------------------------------------------------------------ executors
+    def _bind(self, arrays):
+        ctx = arrays[0].context
+        args, grads, reqs = {}, {}, {}
+        given = dict(zip(self.input_names, arrays))
+        for name in self.arg_names:
+            if name in given:
+                x = given[name]
+                args[name] = x.copyto(ctx)
+                floating = np.dtype(x.dtype).kind == 'f'
+                reqs[name] = 'write' if floating else 'null'
+                if floating:
+                    grads[name] = _nd.zeros(x.shape, ctx=ctx, dtype=x.dtype)
+            else:
+                p = self.params[name]
+                args[name] = p.data(ctx)
+                reqs[name] = 'null' if p.grad_req == 'null' else 'write'
+                if reqs[name] != 'null':
+                    grads[name] = _nd.zeros(args[name].shape, ctx=ctx,
+                                            dtype=args[name].dtype)
+        aux = {name: self.params[name].data(ctx) for name in self.aux_names}
+        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
+
+    def _take(self, arrays):
+        key = tuple((a.shape, a.dtype, a.context) for a in arrays)
+        idle = self.free.setdefault(key, [])
+        exe = idle.pop() if idle else self._bind(arrays)
+        exe._cache_key = key
+        return exe
+
+    def _release(self, exe):
+        self.free.setdefault(exe._cache_key, []).append(exe)
+
+    # ------------------------------------------------------------ a call
+    def __call__(self, arrays):
+        if len(arrays) != len(self.input_names):
+            raise ValueError(f"{self.block.name}: called with {len(arrays)} inputs, the "
+                             f"hybridized graph takes {len(self.input_names)}")
+        exe = self._take(arrays)
+        for name, x in zip(self.input_names, arrays):
+            x.copyto(exe.arg_dict[name])
+        exe.forward(is_train=autograd.is_training())
+        outs = [o.copy() for o in exe.outputs]
+        names = list(self.input_names) + [n for n in self.arg_names
+                                          if n not in self.input_names]
+        ins = list(arrays) + [exe.arg_dict[n] for n in names[len(arrays):]]
+        if _STATE.recording and any(x._ag is not None for x in ins):
+            spec = _CachedSpec(self, exe, names)
+            node = _Node(spec, None, len(ins), ins,
+                         [x._chunk.writes_pushed for x in ins], outs)
+            for i, o in enumerate(outs):
+                o._ag = _Output(node, i)
+        else:
+            self._release(exe)
+        return outs if self.multi else outs[0]

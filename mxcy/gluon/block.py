@@ -1,0 +1,394 @@
+"""Gluon blocks (MXNet 1.x ``gluon.Block``, ``HybridBlock``).
+
+Names are MXNet's, so parameter files move between MXNet and mxcy: a block made outside
+any other block's scope takes ``<classname><n>_`` from the thread's `mx.name` manager (a
+fresh ``mx.name.NameManager()`` scope restarts the counters); a child made inside its
+parent's ``name_scope()`` takes ``<parent prefix><classname><n>_`` with a counter per
+parent. ``save_parameters`` writes the attribute path of each parameter (``seq.0.weight``)
+in MXNet's NDArray format; ``load_parameters`` reads that and the older full-name form.
+
+A HybridBlock's ``hybrid_forward(F, x, ...)`` runs on NDArrays (``F`` = ``mx.nd``) or, to
+trace a graph, on Symbols (``F`` = ``mx.sym``). After ``hybridize()`` each call runs the
+traced graph through an executor (see `_cached.py`).
+"""
+import re
+import threading
+from collections import OrderedDict
+
+from mxcy import initializer as _init
+from mxcy import name as _name
+from mxcy import ndarray as _nd
+from mxcy import symbol as _sym
+from mxcy._ndarray import NDArray
+from mxcy.gluon.parameter import DeferredInitializationError, Parameter
+from mxcy.gluon.parameter_dict import ParameterDict
+from mxcy.gluon.utils import HookHandle
+from mxcy.ndarray import io as _io
+from mxcy.symbol.symbol import Symbol
+
+
+class _BlockScope:
+    """The block whose name_scope() is open on this thread, and its child counters."""
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._old_scope = None
+        self._name_scope = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        current = getattr(_BlockScope._current, 'value', None)
+        if current is None:
+            if prefix is None:
+                prefix = _name.current().get(None, hint) + '_'
+            params = ParameterDict(prefix) if params is None else \
+                ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = f'{hint}{count}_'
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return current._block.prefix + prefix, params
+
+    def __enter__(self):
+        if self._block._empty_prefix:
+            return self
+        self._old_scope = getattr(_BlockScope._current, 'value', None)
+        _BlockScope._current.value = self
+        self._name_scope = _name.Prefix(self._block.prefix)
+        self._name_scope.__enter__()
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        if self._block._empty_prefix:
+            return
+        self._name_scope.__exit__(ptype, value, trace)
+        self._name_scope = None
+        _BlockScope._current.value = self._old_scope
+
+
+def _indent(text, n):
+    return text.replace('\n', '\n' + ' ' * n)
+
+
+class Block:
+    """The base class of all layers and models: children, parameters, names, hooks."""
+
+    def __init__(self, prefix=None, params=None):
+        self._empty_prefix = prefix == ''
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith('_') else self._prefix
+        self._scope = _BlockScope(self)
+        self._children = OrderedDict()
+        self._reg_params = {}
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def _alias(self):
+        return type(self).__name__.lower()
+
+    def __repr__(self):
+        mods = '\n'.join(f'  ({key}): {_indent(repr(block), 2)}'
+                         for key, block in self.__dict__.items() if isinstance(block, Block))
+        return f'{type(self).__name__}(\n{mods}\n)'
+
+    def __setattr__(self, name, value):
+        """Registers child blocks and parameters assigned as attributes."""
+        if hasattr(self, name):
+            existing = getattr(self, name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value,
+                                                                           type(existing)):
+                raise TypeError(f"Changing attribute type for {name} from "
+                                f"{type(existing)} to {type(value)} is not allowed.")
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            if name in self.__dict__.get('_reg_params', {}) and \
+                    self._reg_params[name] is not value:
+                raise AssertionError(f"Overriding Parameter attribute {name} is not allowed.")
+            self._reg_params[name] = value
+        super().__setattr__(name, value)
+
+    # ------------------------------------------------------------ names and params
+    @property
+    def prefix(self):
+        return self._prefix
+
+    @property
+    def name(self):
+        return self._name
+
+    def name_scope(self):
+        """Scope in which children and symbols get this block's prefix."""
+        return self._scope
+
+    @property
+    def params(self):
+        """This block's own ParameterDict (not its children's)."""
+        return self._params
+
+    def collect_params(self, select=None):
+        """This block's and its descendants' parameters; `select` is a regular expression
+        over the full names (e.g. '.*weight|.*bias')."""
+        ret = ParameterDict(self._params.prefix)
+        if not select:
+            ret.update(self.params)
+        else:
+            pattern = re.compile(select)
+            ret.update({k: v for k, v in self.params.items() if pattern.match(k)})
+        for child in self._children.values():
+            ret.update(child.collect_params(select=select))
+        return ret
+
+    def _collect_params_with_prefix(self, prefix=''):
+        if prefix:
+            prefix += '.'
+        ret = {prefix + key: value for key, value in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def register_child(self, block, name=None):
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    # ------------------------------------------------------------ files
+    def save_parameters(self, filename, deduplicate=False):
+        """Save parameters by attribute path (``dense0.weight``) in MXNet's format."""
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            seen, unique = {}, {}
+            for name, p in params.items():
+                if id(p) not in seen:
+                    seen[id(p)] = name
+                    unique[name] = p
+            params = unique
+        _io.save(filename, {k: v._reduce() for k, v in params.items()})
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source='current'):
+        """Load a file written by save_parameters (or the older collect_params().save)."""
+        loaded = _io.load(filename)
+        if not isinstance(loaded, dict):
+            raise ValueError(f"load_parameters: {filename!r} holds a list of arrays, not "
+                             "named parameters")
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any('.' in k for k in loaded):
+            # the older format: full parameter names, as collect_params().save writes
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra,
+                                       self.prefix, cast_dtype, dtype_source)
+            return
+        if not allow_missing:
+            for name in params:
+                if name not in loaded:
+                    raise AssertionError(
+                        f"Parameter '{name}' is missing in file '{filename}', which "
+                        f"contains parameters: {sorted(loaded)[:10]}. Set "
+                        "allow_missing=True to ignore missing parameters.")
+        for name, value in loaded.items():
+            if name not in params:
+                if not ignore_extra:
+                    raise ValueError(
+                        f"Parameter '{name}' loaded from file '{filename}' is not present "
+                        f"in ParameterDict, which contains parameters {sorted(params)[:10]}."
+                        " Set ignore_extra=True to ignore. ")
+                continue
+            params[name]._load_init(value, ctx, cast_dtype, dtype_source)
+
+    # MXNet 1.x's older names for the two
+    def save_params(self, filename):
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    # ------------------------------------------------------------ whole-tree operations
+    def initialize(self, init=_init.Uniform(), ctx=None, verbose=False, force_reinit=False):
+        """Initialize every parameter of this block and its descendants."""
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def hybridize(self, active=True, **kwargs):
+        for child in self._children.values():
+            child.hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        for child in self._children.values():
+            child.cast(dtype)
+        for p in self.params.values():
+            p.cast(dtype)
+
+    def apply(self, fn):
+        """Call fn(block) on every descendant, then on this block; returns self."""
+        for child in self._children.values():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def register_forward_pre_hook(self, hook):
+        """hook(block, inputs) runs before each forward; returns its HookHandle."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """hook(block, inputs, outputs) runs after each forward; returns its HookHandle."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def __call__(self, *args):
+        for hook in list(self._forward_pre_hooks.values()):
+            hook(self, args)
+        out = self.forward(*args)
+        for hook in list(self._forward_hooks.values()):
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        """The computation (a subclass defines it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
+
+
+class HybridBlock(Block):
+    """A block written once for NDArrays and Symbols: ``hybrid_forward(F, x, ...)``."""
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._active = False
+        self._flags = {}
+        self._cached_graph = None
+        self._cached = None
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise ValueError(f"Children of HybridBlock must also be HybridBlock, but "
+                             f"{block} has type {type(block)}. If you are using Sequential, "
+                             "please try HybridSequential instead.")
+        super().register_child(block, name)
+        self._cached_graph = None
+        self._cached = None
+
+    def hybridize(self, active=True, **kwargs):
+        self._active = active
+        self._flags = kwargs
+        self._cached_graph = None
+        self._cached = None
+        super().hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        self._cached_graph = None
+        self._cached = None
+        super().cast(dtype)
+
+    def forward(self, x, *args):
+        if isinstance(x, NDArray):
+            if self._active:
+                return self._call_cached(x, *args)
+            ctx = x.context
+            try:
+                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            except DeferredInitializationError:
+                self._deferred_infer_shape(x, *args)
+                for p in self.params.values():
+                    p._finish_deferred_init()
+                params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            return self.hybrid_forward(_nd, x, *args, **params)
+        if not isinstance(x, Symbol):
+            raise TypeError(f"{type(self).__name__}: the first input must be an NDArray or "
+                            f"a Symbol, got {type(x).__name__}")
+        params = {k: v.var() for k, v in self._reg_params.items()}
+        with self.name_scope():
+            return self.hybrid_forward(_sym, x, *args, **params)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """The computation with F = mx.nd or mx.sym (a subclass defines it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward")
+
+    # ------------------------------------------------------------ tracing
+    def _get_graph(self, *args):
+        """(input variables, grouped outputs) of this block traced with Symbols."""
+        if self._cached_graph is None:
+            flat = _flatten_inputs(args)
+            names = ['data'] if len(flat) == 1 else [f'data{i}' for i in range(len(flat))]
+            inputs = [_sym.var(n) for n in names]
+            params = {k: v.var() for k, v in self._reg_params.items()}
+            with self.name_scope():
+                out = self.hybrid_forward(_sym, *inputs, **params)
+            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+            self._cached_graph = (inputs, _sym.Group(outs) if len(outs) > 1 else outs[0],
+                                  isinstance(out, (list, tuple)))
+        return self._cached_graph
+
+    def _deferred_infer_shape(self, *args):
+        """Fill in unknown parameter shapes from the input shapes (first forward)."""
+        inputs, out, _ = self._get_graph(*args)
+        flat = _flatten_inputs(args)
+        known = {i.name: a.shape for i, a in zip(inputs, flat)}
+        try:
+            arg_shapes, _, aux_shapes = out.infer_shape_partial(**known)
+        except Exception as exc:
+            raise ValueError(f"Deferred initialization failed in {self.name} because shape "
+                             f"cannot be inferred from inputs {known}: {exc}") from exc
+        shapes = dict(zip(out.list_arguments(), arg_shapes))
+        shapes.update(zip(out.list_auxiliary_states(), aux_shapes))
+        for p in self.collect_params().values():
+            if p.name in shapes and shapes[p.name] is not None:
+                p.shape = shapes[p.name]
+
+    def infer_shape(self, *args):
+        self._deferred_infer_shape(*args)
+
+    def _call_cached(self, *args):
+        from mxcy.gluon._cached import CachedGraph
+        if self._cached is None:
+            inputs, out, multi = self._get_graph(*args)
+            params = self.collect_params()
+            try:
+                for p in params.values():
+                    p.data(args[0].context)
+            except DeferredInitializationError:
+                self._deferred_infer_shape(*args)
+                for p in params.values():
+                    p._finish_deferred_init()
+            self._cached = CachedGraph(self, inputs, out, multi, params, self._flags)
+        return self._cached(_flatten_inputs(args))
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's arg:/aux: names)."""
+        if self._cached_graph is None:
+            raise RuntimeError("Please first call block.hybridize() and then run forward "
+                               "with this block at least once before calling export.")
+        sym = self._cached_graph[1]
+        sym_file = f'{path}-symbol.json'
+        sym.save(sym_file)
+        arg_names = set(sym.list_arguments())
+        aux_names = set(sym.list_auxiliary_states())
+        arrays = {}
+        for name, param in self.collect_params().items():
+            if name in arg_names:
+                arrays[f'arg:{name}'] = param._reduce()
+            elif name in aux_names:
+                arrays[f'aux:{name}'] = param._reduce()
+        params_file = f'{path}-{epoch:04d}.params'
+        _io.save(params_file, arrays)
+        return sym_file, params_file
+
+
+def _flatten_inputs(args):
+    flat = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            flat.extend(_flatten_inputs(a))
+        elif a is not None:
+            flat.append(a)
+    return flat
