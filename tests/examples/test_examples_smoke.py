@@ -36,3 +36,13 @@ def test_mnist_examples_train_a_few_batches(script, tmp_path):
     assert 'reloaded accuracy' in out
     assert os.path.exists(tmp_path / 'model-symbol.json')
     assert _accuracy(out) > 0.3     # better than chance (0.1) after 8 batches
+
+
+@pytest.mark.parametrize('workers', ['0', '2'])
+def test_gluon_mnist_trains_exports_and_reloads(workers, tmp_path):
+    out = run_example('gluon_mnist.py', '--num-epochs', '2', '--max-batches', '10',
+                      '--num-workers', workers, '--model-prefix', str(tmp_path / 'net'))
+    assert 'SymbolBlock.imports and Module predict the same' in out
+    accuracy = float(out.split('test accuracy')[-1].split()[0])
+    assert accuracy > 0.3           # better than chance (0.1) after 20 batches
+    assert os.path.exists(tmp_path / 'net-symbol.json')
