@@ -17,9 +17,8 @@ from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
 from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
                                    minimum, equal, not_equal, greater, greater_equal, lesser,
                                    lesser_equal)
-from mxcy.ndarray.shaping import (reshape_like, shape_array, size_array, slice_like, pad,
-                                  depth_to_space, space_to_depth)
-from mxcy.ndarray.indexing import diag
+from mxcy.ndarray.shaping import (shape_array, size_array, slice_like, depth_to_space,
+                                  space_to_depth)
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'waitall',
            'concatenate', 'push_numpy', 'save', 'load', 'load_frombuffer', 'random',
@@ -28,8 +27,7 @@ __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'wait
            'sample_gamma', 'sample_poisson',
            'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
-           'reshape_like', 'shape_array', 'size_array', 'slice_like',
-           'pad', 'depth_to_space', 'space_to_depth', 'diag']
+           'shape_array', 'size_array', 'slice_like', 'depth_to_space', 'space_to_depth']
 
 # mx.nd.<Op> for every registered operator (FullyConnected, sum, dot, concat, ...)
 from mxcy.ndarray import _gen as _opgen

@@ -45,16 +45,6 @@ def _int_tuple(v, fname, arg):
 
 
 
-def reshape_like(lhs, rhs, out=None):
-    """A copy of `lhs` with the shape of `rhs` (same number of elements)."""
-    check_nd(lhs, 'reshape_like', 'lhs')
-    check_nd(rhs, 'reshape_like', 'rhs')
-    if lhs.size != rhs.size:
-        raise ValueError(f"reshape_like: lhs {lhs.shape} has {lhs.size} elements, rhs "
-                         f"{rhs.shape} has {rhs.size}")
-    return _push_view(lhs, rhs.shape, lambda x: x, 'reshape_like', out)
-
-
 def shape_array(data, out=None):
     """The shape of `data` as a 1-D int64 array."""
     check_nd(data, 'shape_array')
@@ -100,35 +90,6 @@ def slice_like(data, shape_like, axes=(), out=None):
 _PAD_MODES = {'constant': 'constant', 'edge': 'edge', 'reflect': 'reflect'}
 
 
-def pad(data, mode, pad_width, constant_value=0.0, out=None):
-    """Pad a 4-D or 5-D array. `pad_width` is MXNet's flat (before_0, after_0, before_1,
-    after_1, ...) with zeros for the first two axes; mode constant, edge or reflect."""
-    check_nd(data, 'pad')
-    ndim = len(data.shape)
-    if ndim not in (4, 5):
-        raise ValueError(f"pad: needs a 4-D or 5-D input, got shape {data.shape}")
-    if mode not in _PAD_MODES:
-        raise ValueError(f"pad: mode must be 'constant', 'edge' or 'reflect', got {mode!r}")
-    widths = _int_tuple(pad_width, 'pad', 'pad_width')
-    if len(widths) != 2 * ndim or any(w < 0 for w in widths):
-        raise ValueError(f"pad: pad_width must hold {2 * ndim} non-negative ints for a "
-                         f"{ndim}-D input, got {widths}")
-    if any(widths[:4]):
-        raise ValueError(f"pad: the first two axes cannot be padded, got pad_width "
-                         f"{widths}")
-    pairs = tuple((widths[2 * i], widths[2 * i + 1]) for i in range(ndim))
-    for i, (b, a) in enumerate(pairs):
-        if mode == 'reflect' and (b >= data.shape[i] or a >= data.shape[i]) and (b or a):
-            raise ValueError(f"pad: reflect padding {(b, a)} must be smaller than axis {i} "
-                             f"of size {data.shape[i]}")
-        if mode == 'edge' and data.shape[i] == 0 and (b or a):
-            raise ValueError(f"pad: edge padding needs a non-empty axis {i}")
-    shape = tuple(d + b + a for d, (b, a) in zip(data.shape, pairs))
-    kwargs = {'constant_values': constant_value} if mode == 'constant' else {}
-    return _push_view(data, shape, lambda x: np.pad(x, pairs, mode=mode, **kwargs),
-                      'pad', out)
-
-
 def _check_4d_block(data, block_size, fname):
     check_nd(data, fname)
     b = _int_arg(block_size, fname, 'block_size', 1)
@@ -170,5 +131,5 @@ def __getattr__(name):
     return module_attr(__name__, name)
 
 
-__all__ = ['depth_to_space', 'pad', 'reshape_like', 'shape_array', 'size_array',
+__all__ = ['depth_to_space', 'shape_array', 'size_array',
            'slice_like', 'space_to_depth']
