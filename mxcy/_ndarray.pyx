@@ -408,6 +408,15 @@ cdef class NDArray:
         """The gradient buffer attached by attach_grad (None without one)."""
         return _autograd().grad_of(self)
 
+    @property
+    def _fresh_grad(self):
+        """Whether a backward wrote this variable's gradient since the flag was cleared."""
+        return _autograd().fresh_grad(self)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        _autograd().set_fresh_grad(self, value)
+
     def backward(self, out_grad=None, retain_graph=False, train_mode=True):
         """Gradients of this recorded output into the attached buffers of its variables."""
         _autograd().backward([self], None if out_grad is None else [out_grad],

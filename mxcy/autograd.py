@@ -114,11 +114,12 @@ def predict_mode():
 
 # ---------------------------------------------------------------- graph records
 class _Variable:
-    """`array._ag` of a variable: its gradient buffer and grad_req."""
-    __slots__ = ('grad', 'req')
+    """`array._ag` of a variable: its gradient buffer, grad_req, and whether a backward
+    wrote the buffer since the flag was last cleared (Trainer's stale-gradient check)."""
+    __slots__ = ('grad', 'req', 'fresh')
 
     def __init__(self, grad, req):
-        self.grad, self.req = grad, req
+        self.grad, self.req, self.fresh = grad, req, False
 
 
 class _Output:
@@ -181,6 +182,19 @@ def attach_grad(array, grad_req='write', stype=None):
 def grad_of(array):
     info = array._ag
     return info.grad if isinstance(info, _Variable) else None
+
+
+def fresh_grad(array):
+    """Whether a backward wrote `array`'s gradient since the flag was last cleared."""
+    info = array._ag
+    return isinstance(info, _Variable) and info.fresh
+
+
+def set_fresh_grad(array, value):
+    info = array._ag
+    if not isinstance(info, _Variable):
+        raise MXNetError("_fresh_grad: the array has no gradient buffer (attach_grad)")
+    info.fresh = bool(value)
 
 
 def mark_variables(variables, gradients, grad_reqs='write'):
@@ -304,6 +318,7 @@ class _Targets:
                 return None, 'null'
             buf = var.grad
             req = 'add' if var.req == 'add' or id(var) in self.written else 'write'
+            var.fresh = True
         self.written.add(id(var))
         return buf, req
 

@@ -16,6 +16,7 @@ import numpy as np
 from mxcy import autograd
 from mxcy import ndarray as _nd
 from mxcy.autograd import _Node, _Output, _STATE
+from mxcy.symbol.symbol import Symbol
 
 
 class _CachedSpec:
@@ -55,10 +56,15 @@ class _CachedSpec:
 
 
 class CachedGraph:
-    def __init__(self, block, inputs, out, multi, params, flags):
+    def __init__(self, block, inputs, out, params, flags):
         self.block = block
-        self.symbol = out
-        self.multi = multi
+        # an output listed twice (an RNN cell's `return h, [h]`) is computed once and
+        # returned twice, so autograd sums the gradients of both uses (MXNet's CachedOp
+        # does); the executor would keep only the last head gradient of a repeated output
+        entries = out._outputs
+        unique = list(dict.fromkeys(entries))
+        self.picks = [unique.index(e) for e in entries]
+        self.symbol = out if len(unique) == len(entries) else Symbol(unique)
         self.input_names = [i.name for i in inputs]
         self.arg_names = out.list_arguments()
         self.aux_names = out.list_auxiliary_states()
@@ -125,4 +131,4 @@ class CachedGraph:
                 o._ag = _Output(node, i)
         else:
             self._release(exe)
-        return outs if self.multi else outs[0]
+        return [outs[i] for i in self.picks]

@@ -316,23 +316,38 @@ class HybridBlock(Block):
 
     # ------------------------------------------------------------ tracing
     def _get_graph(self, *args):
-        """(input variables, grouped outputs) of this block traced with Symbols."""
+        """(input variables, outputs as one Symbol, the outputs' nesting) of this block
+        traced with Symbols. Nested lists of inputs and outputs keep their structure, and
+        an input given as None stays None in its place (as in MXNet)."""
         if self._cached_graph is None:
-            flat = _flatten_inputs(args)
-            names = ['data'] if len(flat) == 1 else [f'data{i}' for i in range(len(flat))]
-            inputs = [_sym.var(n) for n in names]
+            flat, in_format = _flatten(args)
+            real = sum(a is not None for a in flat)
+            if real == 0:
+                raise ValueError(f"{self.name}: at least one input must be an array")
+            inputs, symbols = [], []
+            for a in flat:
+                if a is None:
+                    symbols.append(None)
+                    continue
+                var = _sym.var('data' if real == 1 else f'data{len(inputs)}')
+                inputs.append(var)
+                symbols.append(var)
+            grouped = _regroup(symbols, in_format)[0]
             params = {k: v.var() for k, v in self._reg_params.items()}
             with self.name_scope():
-                out = self.hybrid_forward(_sym, *inputs, **params)
-            outs = list(out) if isinstance(out, (list, tuple)) else [out]
+                out = self.hybrid_forward(_sym, *grouped, **params)
+            outs, out_format = _flatten(out)
+            if any(o is None for o in outs):
+                raise ValueError(f"{self.name}: hybrid_forward returned None among its "
+                                 "outputs")
             self._cached_graph = (inputs, _sym.Group(outs) if len(outs) > 1 else outs[0],
-                                  isinstance(out, (list, tuple)))
+                                  out_format)
         return self._cached_graph
 
     def _deferred_infer_shape(self, *args):
         """Fill in unknown parameter shapes from the input shapes (first forward)."""
         inputs, out, _ = self._get_graph(*args)
-        flat = _flatten_inputs(args)
+        flat = [a for a in _flatten(args)[0] if a is not None]
         known = {i.name: a.shape for i, a in zip(inputs, flat)}
         try:
             arg_shapes, _, aux_shapes = out.infer_shape_partial(**known)
@@ -342,26 +357,31 @@ class HybridBlock(Block):
         shapes = dict(zip(out.list_arguments(), arg_shapes))
         shapes.update(zip(out.list_auxiliary_states(), aux_shapes))
         for p in self.collect_params().values():
-            if p.name in shapes and shapes[p.name] is not None:
-                p.shape = shapes[p.name]
+            shape = shapes.get(p.name)
+            if shape and all(d > 0 for d in shape):     # () or a 0: still unknown
+                p.shape = shape
 
     def infer_shape(self, *args):
         self._deferred_infer_shape(*args)
 
     def _call_cached(self, *args):
         from mxcy.gluon._cached import CachedGraph
+        inputs, out, out_format = self._get_graph(*args)
+        arrays = [a for a in _flatten(args)[0] if a is not None]
         if self._cached is None:
-            inputs, out, multi = self._get_graph(*args)
             params = self.collect_params()
             try:
                 for p in params.values():
-                    p.data(args[0].context)
+                    p.data(arrays[0].context)
             except DeferredInitializationError:
                 self._deferred_infer_shape(*args)
                 for p in params.values():
                     p._finish_deferred_init()
-            self._cached = CachedGraph(self, inputs, out, multi, params, self._flags)
-        return self._cached(_flatten_inputs(args))
+            self._cached = CachedGraph(self, inputs, out, params, self._flags)
+        outs = self._cached(arrays)
+        if out_format is True or out_format is False:     # a plain list / one output
+            return outs if out_format else outs[0]
+        return _regroup(outs, out_format)[0]
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's arg:/aux: names)."""
@@ -392,3 +412,29 @@ def _flatten_inputs(args):
         elif a is not None:
             flat.append(a)
     return flat
+
+
+def _flatten(obj):
+    """(leaves, format) of nested lists/tuples of arrays, symbols and Nones: the format
+    is 0 for a leaf, -1 for None, a list of formats for a list or tuple."""
+    if obj is None:
+        return [None], -1
+    if isinstance(obj, (list, tuple)):
+        flat, fmt = [], []
+        for item in obj:
+            leaves, f = _flatten(item)
+            flat.extend(leaves)
+            fmt.append(f)
+        return flat, fmt
+    return [obj], 0
+
+
+def _regroup(flat, fmt):
+    """The inverse of `_flatten`: (nested value, the leaves left over)."""
+    if fmt == 0 or fmt == -1:
+        return flat[0], flat[1:]
+    out = []
+    for f in fmt:
+        value, flat = _regroup(flat, f)
+        out.append(value)
+    return out, flat

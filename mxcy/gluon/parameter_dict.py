@@ -69,7 +69,7 @@ class ParameterDict:
             return param
         for key, value in kwargs.items():
             if key == 'shape' and value is not None:
-                param.shape = value if isinstance(value, (tuple, list)) else (value,)
+                _merge_shape(param, value if isinstance(value, (tuple, list)) else (value,))
                 continue
             existing = getattr(param, key, None)
             if value is None or existing is None or existing == value:
@@ -182,6 +182,22 @@ class ParameterDict:
                                      f"{_brief(self._params)}. Set ignore_extra=True to "
                                      "ignore.")
             self._params[name]._load_init(value, ctx, cast_dtype, dtype_source)
+
+
+def _merge_shape(param, shape):
+    """Unknown dimensions (0, -1) on either side take the other's; known ones must agree."""
+    shape = tuple(shape)
+    old = param.shape
+    if old is None or len(old) != len(shape):
+        param.shape = shape
+        return
+    merged = []
+    for new, have in zip(shape, old):
+        if new > 0 and have > 0 and new != have:
+            raise ValueError(f"Cannot retrieve Parameter '{param.name}' because desired "
+                             f"shape {shape} is incompatible with stored shape {old}")
+        merged.append(have if new <= 0 else new)
+    param._shape = tuple(merged)
 
 
 def _brief(names):

@@ -9,7 +9,7 @@ import numpy as np
 
 from mxcy import symbol as _sym
 from mxcy._ndarray import NDArray
-from mxcy.gluon.block import HybridBlock, _flatten_inputs
+from mxcy.gluon.block import HybridBlock, _flatten
 from mxcy.gluon.parameter_dict import ParameterDict
 from mxcy.symbol.symbol import Symbol
 
@@ -74,7 +74,7 @@ class SymbolBlock(HybridBlock):
             raise TypeError(f"SymbolBlock: inputs must be NDArrays or Symbols, got "
                             f"{type(x).__name__}")
         inputs, out, _ = self._graph
-        given = _flatten_inputs((x,) + args)
+        given = [a for a in _flatten((x,) + args)[0] if a is not None]
         if len(given) != len(inputs):
             raise ValueError(f"SymbolBlock: {len(given)} inputs for {len(inputs)} variables")
         return out(**{i.name: s for i, s in zip(inputs, given)})

@@ -23,9 +23,9 @@
 * Stale gradients: a Parameter whose gradient nothing wrote since the last update
   (usually: the block that owns it was not used in this forward) makes ``step`` /
   ``update`` raise UserWarning naming it and its context, before anything changes;
-  ``ignore_stale_grad=True`` skips such Parameters instead. Freshness is read from the
-  gradient arrays' write counts (the engine counts pushed writes), so a write by
-  ``zero_grad`` or an assignment also counts as fresh. Unlike MXNet, the check keeps
+  ``ignore_stale_grad=True`` skips such Parameters instead. Freshness is the data
+  arrays' ``_fresh_grad`` flag, set by ``backward`` and cleared by an update, as in
+  MXNet. Unlike MXNet, the check keeps
   working after the first step when the KVStore does the updates, and runs before the
   KVStore updates anything.
 * ``save_states`` / ``load_states`` write and read the optimizer (hyperparameters,
@@ -35,27 +35,16 @@
   asking for it when a KVStore is used raises an MXNetError.
 """
 import os
-import weakref
 
 import numpy as np
 
 from mxcy import kvstore as _kvs
 from mxcy import optimizer as opt
-from mxcy import ndarray as _nd
 from mxcy.base import MXNetError
 from mxcy.gluon.parameter import Parameter
 from mxcy.gluon.parameter_dict import ParameterDict
 
 __all__ = ['Trainer']
-
-_ALLOC_WRITES = []      # writes a freshly allocated zero gradient has seen (measured once)
-
-
-def _alloc_writes():
-    if not _ALLOC_WRITES:
-        _ALLOC_WRITES.append(_nd.zeros((1,))._chunk.writes_pushed)
-    return _ALLOC_WRITES[0]
-
 
 def _as_param_list(params):
     if isinstance(params, (dict, ParameterDict)):
@@ -89,7 +78,6 @@ class Trainer:
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
         self._kvstore_params = {'kvstore': kvstore, 'update_on_kvstore': update_on_kvstore}
-        self._seen = {}             # id(grad) -> (weakref to it, its writes when last used)
         self._fresh = None          # freshness taken before an allreduce wrote the grads
         self._kv_initialized = False
         self._kvstore = None
@@ -240,24 +228,23 @@ class Trainer:
 
     # ------------------------------------------------------------ stale gradients
     def _freshness(self):
-        """{id(grad): whether something wrote it since it was last used}."""
+        """{id(grad): whether a backward wrote it since it was last used}."""
         fresh = {}
-        base = None
         for param in self._params:
             if param.grad_req == 'null' or param._data is None:
                 continue
-            for g in param.list_grad():
-                seen = self._seen.get(id(g))
-                if seen is not None and seen[0]() is g:
-                    fresh[id(g)] = g._chunk.writes_pushed != seen[1]
-                else:                       # a buffer not used by this Trainer yet
-                    base = _alloc_writes() if base is None else base
-                    fresh[id(g)] = g._chunk.writes_pushed > base
+            for data, g in zip(param.list_data(), param.list_grad()):
+                fresh[id(g)] = data._fresh_grad
         return fresh
 
     def _mark_used(self, grads):
-        for g in grads:
-            self._seen[id(g)] = (weakref.ref(g), g._chunk.writes_pushed)
+        used = {id(g) for g in grads}
+        for param in self._params:
+            if param.grad_req == 'null' or param._data is None:
+                continue
+            for data, g in zip(param.list_data(), param.list_grad()):
+                if id(g) in used:
+                    data._fresh_grad = False
 
     def _check_stale(self, fresh, ignore_stale_grad):
         if ignore_stale_grad:

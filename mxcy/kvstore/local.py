@@ -154,10 +154,11 @@ class KVStore:
         self._apply_pull(self._pull_pairs('pull', key, out))
 
     def pushpull(self, key, value, out=None, priority=0):
-        """push(key, value), then pull(key, out) when `out` is given."""
+        """push(key, value), then pull(key) into `out`, or into `value` itself when `out`
+        is not given (as MXNet 1.x)."""
         _check_priority('pushpull', priority)
         groups = self._push_groups('pushpull', key, value)
-        pairs = self._pull_pairs('pushpull', key, out) if out is not None else []
+        pairs = self._pull_pairs('pushpull', key, value if out is None else out)
         self._apply_push(groups)
         self._apply_pull(pairs)
 

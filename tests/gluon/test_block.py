@@ -235,3 +235,45 @@ def test_hooks_apply_and_cast():
                      'net0']
     net.cast('float64')
     assert net(mx.nd.ones((1, 5), dtype='float64')).dtype == np.float64
+
+
+# ---------------------------------------------------------------- tracing details
+class Gated(gluon.HybridBlock):
+    """Takes (x, [a, b], optional scale) and returns (y, [y, a]): nesting, None, a
+    repeated output."""
+
+    def hybrid_forward(self, F, x, pair, scale=None):
+        y = x * pair[0] + pair[1]
+        if scale is not None:
+            y = y * scale
+        return y, [y, pair[0]]
+
+
+def test_nested_inputs_none_and_repeated_outputs_hybridized():
+    x, a, b = (mx.nd.array([1., 2.]), mx.nd.array([3., 4.]), mx.nd.array([5., 6.]))
+    results = []
+    for hybrid in (False, True):
+        blk = Gated()
+        if hybrid:
+            blk.hybridize()
+        for arr in (x, a, b):
+            arr.attach_grad()
+        with autograd.record():
+            y, (y2, a2) = blk(x, [a, b], None)
+            loss = (y * 2 + y2 * 3 + a2).sum()
+        loss.backward()
+        results.append((y.asnumpy(), x.grad.asnumpy(), a.grad.asnumpy(), b.grad.asnumpy()))
+    for imperative, hybrid in zip(*results):
+        np.testing.assert_allclose(hybrid, imperative)
+    # both uses of y count: d/dx = 5 * a, d/da = 5 * x + 1, d/db = 5
+    np.testing.assert_allclose(results[1][1], [15, 20])
+    np.testing.assert_allclose(results[1][2], [6, 11])
+    np.testing.assert_allclose(results[1][3], [5, 5])
+
+
+def test_parameter_dict_get_merges_unknown_dimensions():
+    d = gluon.ParameterDict('cell_')
+    p = d.get('i2h_weight', shape=(12, 4))
+    assert d.get('i2h_weight', shape=(12, 0)) is p and p.shape == (12, 4)
+    q = d.get('h2h_weight', shape=(0, 3))
+    assert d.get('h2h_weight', shape=(5, 3)) is q and q.shape == (5, 3)

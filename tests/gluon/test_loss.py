@@ -250,3 +250,16 @@ def test_loss_argument_errors():
         gloss.Loss(None, 0)(mx.nd.ones((2, 2)), mx.nd.ones((2, 2)))
     with pytest.raises(ValueError, match="reshape_like: lhs"):
         gloss.L2Loss()(mx.nd.ones((3, 4)), mx.nd.ones((3, 5)))
+
+
+def test_a_none_sample_weight_keeps_its_place_when_hybridized():
+    """SigmoidBCELoss(pred, label, None, pos_weight): pos_weight must not move into the
+    sample_weight slot after hybridize()."""
+    pred = mx.nd.array([[0.3, -1.2], [2.0, 0.1]])
+    label = mx.nd.array([[1., 0.], [0., 1.]])
+    pos_weight = mx.nd.array([[2., 3.]])
+    blk = gloss.SigmoidBCELoss()
+    imperative = blk(pred, label, None, pos_weight).asnumpy()
+    blk.hybridize()
+    np.testing.assert_allclose(blk(pred, label, None, pos_weight).asnumpy(), imperative,
+                               rtol=1e-6)

@@ -364,3 +364,20 @@ def test_dist_sync_two_ranks_equal_one_process_on_the_global_batch(tmp_path):
         loss.backward()
         trainer.step(8)
     np.testing.assert_allclose(ranks[0], w.data().asnumpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_zero_grad_does_not_make_a_gradient_fresh():
+    """Freshness is the variable's _fresh_grad flag (set by backward, cleared by an
+    update), as in MXNet: writing the gradient buffer otherwise does not count."""
+    net = TwoBranches(prefix='tz_')
+    net.initialize()
+    trainer = Trainer(net.collect_params(), 'sgd', {'learning_rate': 1.0}, kvstore=None)
+    with autograd.record():
+        y = net(mx.nd.ones((2,)))
+    y.backward()
+    assert net.a.data()._fresh_grad
+    trainer.step(1)
+    assert not net.a.data()._fresh_grad
+    net.collect_params().zero_grad()
+    with pytest.raises(UserWarning, match='has not been updated by backward'):
+        trainer.step(1)

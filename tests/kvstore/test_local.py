@@ -375,3 +375,16 @@ def test_create():
         mx.kv.create('foo')
     with pytest.raises(TypeError, match='name must be a str'):
         mx.kv.create(3)
+
+
+def test_pushpull_without_out_writes_into_value():
+    """MXNet 1.9.1: the summed value comes back into `value` (and each array of a list)."""
+    kv = mx.kv.create('local')
+    kv.init(3, mx.nd.ones((2,)))
+    v = mx.nd.ones((2,)) * 5
+    kv.pushpull(3, v)
+    np.testing.assert_array_equal(v.asnumpy(), [5, 5])
+    vs = [mx.nd.ones((2,)), mx.nd.ones((2,)) * 2]
+    kv.pushpull(3, vs)
+    for arr in vs:
+        np.testing.assert_array_equal(arr.asnumpy(), [3, 3])
