@@ -74,6 +74,18 @@ class _BlockScope:
         _BlockScope._current.value = self._old_scope
 
 
+def _shape_text(values):
+    """Output shapes as MXNet's summary prints them: one shape, or a list of them."""
+    if isinstance(values, (list, tuple)):
+        shapes = [_shape_text(v) for v in values]
+        return shapes[0] if len(shapes) == 1 else '[' + ', '.join(shapes) + ']'
+    return str(tuple(values.shape))
+
+
+def _is_container(block):
+    return type(block).__name__ in ('Sequential', 'HybridSequential')
+
+
 def _indent(text, n):
     return text.replace('\n', '\n' + ' ' * n)
 
@@ -233,6 +245,49 @@ class Block:
             child.apply(fn)
         fn(self)
         return self
+
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter count for one forward pass on
+        `inputs` (MXNet's table; containers are not rows)."""
+        rows = [('Input', _shape_text(inputs), 0, 0, 0)]
+        seen = set()
+
+        def hook(block, _, outputs):
+            count = trainable = shared = 0
+            for p in block._reg_params.values():
+                size = p.data().size
+                count += size
+                trainable += 0 if p.grad_req == 'null' else size
+                if id(p) in seen:
+                    shared += size
+                seen.add(id(p))
+            rows.append((f'{type(block).__name__}-{len(rows)}', _shape_text(outputs), count,
+                         trainable, shared))
+        handles = []
+        self.apply(lambda blk: None if _is_container(blk) else
+                   handles.append(blk.register_forward_hook(hook)))
+        try:
+            self(*inputs)
+        finally:
+            for h in handles:
+                h.detach()
+        line = '{:>20}  {:>42} {:>15}'
+        total = sum(r[2] for r in rows)
+        trainable = sum(r[3] for r in rows)
+        shared = sum(r[4] for r in rows)
+        print('-' * 80)
+        print(line.format('Layer (type)', 'Output Shape', 'Param #'))
+        print('=' * 80)
+        for name, shape, count, _, _ in rows:
+            print(line.format(name, shape, count))
+        print('=' * 80)
+        print('Parameters in forward computation graph, duplicate included')
+        print(f'   Total params: {total}')
+        print(f'   Trainable params: {trainable}')
+        print(f'   Non-trainable params: {total - trainable}')
+        print(f'Shared params in forward computation graph: {shared}')
+        print(f'Unique parameters in model: {total - shared}')
+        print('-' * 80)
 
     def register_forward_pre_hook(self, hook):
         """hook(block, inputs) runs before each forward; returns its HookHandle."""

@@ -284,7 +284,7 @@ class Parameter:
         if self._var is None:
             self._var = _sym.Variable(self.name, shape=self.shape, dtype=self.dtype,
                                       lr_mult=self.lr_mult, wd_mult=self.wd_mult,
-                                      init=self.init)
+                                      init=self.init, stype='default')
         return self._var
 
 

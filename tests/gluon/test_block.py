@@ -277,3 +277,33 @@ def test_parameter_dict_get_merges_unknown_dimensions():
     assert d.get('i2h_weight', shape=(12, 0)) is p and p.shape == (12, 4)
     q = d.get('h2h_weight', shape=(0, 3))
     assert d.get('h2h_weight', shape=(5, 3)) is q and q.shape == (5, 3)
+
+
+SUMMARY_MXNET = """\
+--------------------------------------------------------------------------------
+        Layer (type)                                Output Shape         Param #
+================================================================================
+               Input                                      (3, 5)               0
+        Activation-1                                      (3, 4)               0
+             Dense-2                                      (3, 4)              24
+         BatchNorm-3                                      (3, 4)              16
+             Dense-4                                      (3, 2)              10
+================================================================================
+Parameters in forward computation graph, duplicate included
+   Total params: 50
+   Trainable params: 42
+   Non-trainable params: 8
+Shared params in forward computation graph: 0
+Unique parameters in model: 50
+--------------------------------------------------------------------------------
+"""
+
+
+def test_summary_prints_mxnets_table(capsys):
+    from mxcy.gluon import nn
+    net = nn.HybridSequential()
+    net.add(nn.Dense(4, activation='relu', in_units=5), nn.BatchNorm(), nn.Dense(2))
+    net.initialize()
+    net.summary(mx.nd.ones((3, 5)))
+    assert capsys.readouterr().out == SUMMARY_MXNET       # MXNet 1.9.1's output
+    assert not net[0]._forward_hooks                      # the hooks are gone after
