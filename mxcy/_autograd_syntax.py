@@ -38,9 +38,15 @@ _OPS = {
 }
 
 
+_FUNCTIONS = {}
+
+
 def _fn(name):
-    from mxcy.ndarray._gen import function
-    return function(name)
+    fn = _FUNCTIONS.get(name)
+    if fn is None:
+        from mxcy.ndarray._gen import function
+        fn = _FUNCTIONS[name] = function(name)
+    return fn
 
 
 class Hooks:

@@ -32,3 +32,69 @@ cdef object _arith(NDArray x, other, int op, int rop, object out):
 def _autograd():
     from mxcy import autograd
     return autograd
+
+
+# ---------------------------------------------------------------- recorded calls
+# mxcy.autograd's graph records, here because recording one is on the path of every
+# recorded op call (a Python class cost about a microsecond more per call).
+cdef class GraphOutput:
+    """`array._ag` of an output of a recorded call: (node, index)."""
+    cdef readonly object node
+    cdef readonly int index
+
+    def __init__(self, node, int index):
+        self.node = node
+        self.index = index
+
+
+cdef class GraphNode:
+    """One recorded operator call. It keeps what backward reads: the inputs (and their
+    write counts when backward reads them), and, when the operator's backward reads
+    them, its outputs as detached views (same memory, no link back to this node, so a
+    graph is freed by reference counting alone)."""
+    cdef public object spec, params, inputs, sources, versions, outputs, out_versions
+    cdef public object out_meta
+    cdef public int n_args
+    cdef public bint freed
+
+    def __init__(self, spec, params, int n_args, list inputs, versions, list outputs):
+        cdef NDArray o
+        cdef int i
+        self.spec = spec
+        self.params = params
+        self.n_args = n_args
+        self.inputs = inputs
+        self.sources = [(<NDArray>inputs[i])._ag for i in range(n_args)]
+        self.versions = versions
+        if 'outputs' in spec.backward_needs:
+            self.outputs = [(<NDArray>x)._view((<NDArray>x)._offset, (<NDArray>x)._shape)
+                            for x in outputs]
+            self.out_versions = [(<NDArray>x)._chunk.cvar.writes_pushed for x in outputs]
+        else:
+            self.outputs = self.out_versions = None
+        # shapes for the zero gradient of an output that no path uses
+        self.out_meta = [(x.shape, x.dtype, x.context) for x in outputs] \
+            if len(outputs) > 1 else None
+        self.freed = False
+
+    def free(self):
+        """Drop the saved arrays (backward without retain_graph)."""
+        self.inputs = self.outputs = self.sources = None
+        self.freed = True
+        release = getattr(self.spec, 'release', None)
+        if release is not None:         # a hybridized block's executor (gluon/_cached.py)
+            release()
+
+
+def record_call(spec, params, int n_args, list inputs, versions, list outputs):
+    """A GraphNode for the call, with each output's `_ag` pointing at it."""
+    cdef GraphNode node = GraphNode(spec, params, n_args, inputs, versions, outputs)
+    cdef int i
+    for i in range(len(outputs)):
+        (<NDArray>outputs[i])._ag = GraphOutput(node, i)
+    return node
+
+
+def input_versions(list arrays, int n):
+    """The write counts of the first n arrays (autograd's version check)."""
+    return [(<NDArray>arrays[i])._chunk.cvar.writes_pushed for i in range(n)]

@@ -122,44 +122,9 @@ class _Variable:
         self.grad, self.req, self.fresh = grad, req, False
 
 
-class _Output:
-    """`array._ag` of an output of a recorded call."""
-    __slots__ = ('node', 'index')
-
-    def __init__(self, node, index):
-        self.node, self.index = node, index
-
-
-class _Node:
-    """One recorded operator call. It keeps what backward reads: the inputs, and, when
-    the operator's backward reads them, its outputs as detached views (same memory, no
-    link back to this node, so a graph is freed by reference counting alone)."""
-    __slots__ = ('spec', 'params', 'n_args', 'inputs', 'sources', 'versions', 'outputs',
-                 'out_versions', 'out_meta', 'freed')
-
-    def __init__(self, spec, params, n_args, inputs, versions, outputs):
-        self.spec, self.params, self.n_args = spec, params, n_args
-        self.inputs = inputs
-        self.sources = [x._ag for x in inputs] if len(inputs) == n_args else \
-            [x._ag for x in inputs[:n_args]]
-        self.versions = versions
-        if 'outputs' in spec.backward_needs:
-            self.outputs = [o.detach() for o in outputs]
-            self.out_versions = [o._chunk.writes_pushed for o in outputs]
-        else:
-            self.outputs = self.out_versions = None
-        # shapes for the zero gradient of an output that no path uses
-        self.out_meta = [(o.shape, o.dtype, o.context) for o in outputs] \
-            if len(outputs) > 1 else None
-        self.freed = False
-
-    def free(self):
-        """Drop the saved arrays (backward without retain_graph)."""
-        self.inputs = self.outputs = self.sources = None
-        self.freed = True
-        release = getattr(self.spec, 'release', None)
-        if release is not None:         # a hybridized block's executor (gluon/_cached.py)
-            release()
+_Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, index)
+_Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
+_record_call = _ndarray.record_call
 
 
 _REQS = ('write', 'add', 'null')
@@ -245,17 +210,15 @@ def run_op(spec, params, req, n_args, ins, outs, out_given):
     else:                           # nothing of a graph: run it unrecorded
         spec.forward(params, state.training, list(req), args, outs, aux)
         return
-    needs = spec.backward_needs
-    versions = [x._chunk.writes_pushed for x in args] if 'inputs' in needs else None
+    versions = _ndarray.input_versions(ins, n_args) if 'inputs' in spec.backward_needs \
+        else None
     state.recording = False         # what forward pushes inside is not recorded again
     try:
         spec.forward(params, state.training, list(req), args, outs, aux)
     finally:
         state.recording = True
     if spec.has_backward:
-        node = _Node(spec, params, n_args, ins, versions, outs)
-        for i, o in enumerate(outs):
-            o._ag = _Output(node, i)
+        _record_call(spec, params, n_args, ins, versions, outs)
 
 
 # ---------------------------------------------------------------- backward
