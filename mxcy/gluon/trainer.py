@@ -237,14 +237,11 @@ class Trainer:
                 fresh[id(g)] = data._fresh_grad
         return fresh
 
-    def _mark_used(self, grads):
-        used = {id(g) for g in grads}
-        for param in self._params:
-            if param.grad_req == 'null' or param._data is None:
-                continue
-            for data, g in zip(param.list_data(), param.list_grad()):
-                if id(g) in used:
-                    data._fresh_grad = False
+    @staticmethod
+    def _mark_used(param):
+        """The Parameter's gradients were used: clear its fresh flags (MXNet's rule)."""
+        for data in param.list_data():
+            data._fresh_grad = False
 
     def _check_stale(self, fresh, ignore_stale_grad):
         if ignore_stale_grad:
@@ -301,7 +298,7 @@ class Trainer:
                 self._kvstore.pushpull(i, grads, out=param.list_data(), priority=-i)
             else:
                 self._kvstore.pushpull(i, grads, out=grads, priority=-i)
-            self._mark_used(grads)
+            self._mark_used(param)
 
     def update(self, batch_size, ignore_stale_grad=False):
         """Apply the optimizer to every Parameter, gradients rescaled by 1/batch_size
@@ -333,7 +330,7 @@ class Trainer:
                     idx.append(i)
                     gs.append(g)
                     ws.append(w)
-            self._mark_used(grads)
+            self._mark_used(param)
         for updater, (idx, gs, ws) in zip(self._updaters, per_ctx):
             if idx:
                 updater(idx, gs, ws)

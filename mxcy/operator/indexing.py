@@ -12,7 +12,7 @@ MXNet 1.x semantics.
 import numpy as np
 
 from mxcy import _ndarray
-from mxcy._ops import FLOAT_DTYPES, INDEX_DTYPES, push_rows
+from mxcy._ops import FLOAT_DTYPES, INDEX_DTYPES, push_pick, push_rows
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import (check_axis, fmt_shape, prod, push_scatter, push_value,
@@ -353,9 +353,19 @@ class pick(_GatherTypes, OpSpec):
         ax = check_axis(self, p.axis, shape)
         return ax, shape[:ax] + (1,) + shape[ax + 1:]
 
+    @staticmethod
+    def _kernel_fits(x, idx):
+        """The C kernel takes float32/float64 data with a non-empty axis and any
+        float/int index dtype; anything else goes through NumPy."""
+        return np.dtype(x.dtype) in FLOAT_DTYPES and np.dtype(idx.dtype) in INDEX_DTYPES \
+            and x.size > 0
+
     def forward(self, p, is_train, req, ins, outs, aux):
         ax, kept = self._kept(p, ins[0].shape)
         n, mode = ins[0].shape[ax], p.mode
+        if req[0] in ('write', 'inplace') and self._kernel_fits(ins[0], ins[1]):
+            push_pick(ins[0], ins[1], outs[0], ax, mode == 'wrap')
+            return
         push_value(lambda x, i: np.take_along_axis(
             x, fix_indices(i, n, mode).reshape(kept), axis=ax).reshape(outs[0].shape),
             ins, outs[0], req[0], 'pick')
@@ -363,6 +373,11 @@ class pick(_GatherTypes, OpSpec):
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         ax, kept = self._kept(p, ins[0].shape)
         n, mode = ins[0].shape[ax], p.mode
+        if req[0] in ('write', 'inplace', 'add') and self._kernel_fits(ins[0], ins[1]):
+            push_pick(in_grads[0], ins[1], out_grads[0], ax, mode == 'wrap', backward=True,
+                      add=req[0] == 'add')
+            zero_grads(req, in_grads, which=(1,))
+            return
 
         def scatter(idx, dy, acc):
             # NOTE: one index per position along the axis, so no index repeats
