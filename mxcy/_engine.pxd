@@ -80,6 +80,8 @@ cdef struct EOp:
     const char* cname
     int priority
     int64_t seq
+    int64_t wait_seq       # seq, or for an op pushed from inside a running op that op's
+                           # wait_seq: wait_all counts it as pushed when its parent was
     int wait_count
     int ndeps
     int flags

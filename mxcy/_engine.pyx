@@ -18,7 +18,8 @@ Contract (what the tests pin down):
 * Errors travel as data: an op that raises stores its exception on every variable it
   writes and on a global list; an op reading a poisoned variable is skipped and its
   writes inherit the error. ``wait_var`` raises (then clears) the error of that variable,
-  ``wait_all`` the first error recorded since the previous ``wait_all``. A successful
+  ``wait_all`` the first error recorded since the previous ``wait_all``. ``wait_all``
+  waits for every op pushed before it and for the ops those push while they run. A successful
   write that does not read a poisoned variable clears it. Errors never raise at push.
 * A wait from inside an engine op raises RuntimeError instead of deadlocking.
 * Backpressure: a push from a client thread blocks while ``max_pending`` ops are

@@ -268,9 +268,23 @@ cdef inline void pending_unlink(EOp* op) noexcept nogil:
         g_pend_tail = op.pprev
 
 
+cdef inline void pending_link_after(EOp* parent, EOp* op) noexcept nogil:
+    """Insert op right after its (still pending) parent: the list stays ordered by
+    wait_seq, since everything after the parent has a wait_seq at least the parent's."""
+    global g_pend_tail
+    op.pprev = parent
+    op.pnext = parent.pnext
+    if parent.pnext != NULL:
+        parent.pnext.pprev = op
+    else:
+        g_pend_tail = op
+    parent.pnext = op
+
+
 cdef inline int pushed_before_done(int64_t seq) noexcept nogil:
-    """Whether every op registered with a sequence number <= seq has completed."""
-    return g_pend_head == NULL or g_pend_head.seq > seq
+    """Whether every op registered with a wait_seq <= seq has completed (an op pushed
+    from inside an op counts as pushed when that op was, so waitall waits for it too)."""
+    return g_pend_head == NULL or g_pend_head.wait_seq > seq
 
 
 cdef void record_error_locked(ErrorRec* e) noexcept nogil:
@@ -485,6 +499,7 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
     global g_seq, g_pending, g_nwaiters, g_stat_pushed, g_stat_inline
     cdef ReadyList rl
     cdef ReadyList inl
+    cdef EOp* parent
     cdef int ready
     cdef int threaded = not (g_naive or g_shutdown or g_nworkers_wanted == 0)
     if threaded and g_nworkers < g_nworkers_wanted:
@@ -510,7 +525,13 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
     g_seq += 1
     op.seq = g_seq
     g_pending += 1
-    pending_link(op)
+    parent = <EOp*>tls_get_op()
+    if parent != NULL and parent.magic == OP_LIVE and parent.seq > 0:
+        op.wait_seq = parent.wait_seq
+        pending_link_after(parent, op)
+    else:
+        op.wait_seq = op.seq
+        pending_link(op)
     g_stat_pushed += 1
     ready = register_locked(op)
     if ready:
