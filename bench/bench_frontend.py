@@ -117,7 +117,8 @@ def fig(mx, lib, figure, reps):
     make, shape = networks(mx)[figure]
     rng = np.random.default_rng(0)
     mx.random.seed(0)
-    cm = mx.nn.compile(make(), shape)
+    with mx.name.NameManager():         # names from dense0_ in every figure
+        cm = mx.nn.compile(make(), shape)
     hand = HandBound(mx, hand_symbol(mx, figure), cm.params, shape)
     assert hand.exe._symbol.list_arguments() == ['data'] + list(cm.params)
     xs = [mx.nd.array(rng.standard_normal(shape).astype(np.float32)) for _ in range(4)]

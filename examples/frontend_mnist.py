@@ -78,7 +78,8 @@ def main():
     prefix = args.model_prefix or os.path.join(tempfile.mkdtemp(), 'frontend_mnist')
     fname = f"{prefix}-{args.num_epochs:04d}.params"
     nn.save_parameters(model, fname)                   # arg:/aux: keys, as checkpoints
-    fresh = MLP()
+    with mx.name.NameManager():                        # MXNet's names: dense0_ ... again
+        fresh = MLP()
     nn.load_parameters(fresh, fname)
     again = accuracy(nn.compile(fresh, (args.batch_size, 784)), test_iter)
     ff = mx.model.FeedForward.from_model(fresh)

@@ -2,14 +2,15 @@
 
 Contract of the returned ``CompiledModel`` (``cm``):
 
-* compile traces the model (input variable ``data``), infers every deferred parameter
-  shape from `input_shape`, initializes parameters that have no value yet (their own
-  initializer, the one given to ``initialize``, else ``mx.init.Uniform()``, Gluon's
-  default) and binds an executor with ``grad_req='add'`` for every parameter whose
-  ``grad_req`` is not 'null' and ``'write'`` for the input (each backward replaces its
-  gradient, so it needs no zeroing). The executor binds the parameters' own
-  arrays: values flow both ways (an update is visible in ``layer.weight.data()``, a
-  ``set_data``/``load_parameters`` is visible to the executor).
+* compile traces the model (input variable ``data``, see ``mxcy.nn.tracing``), infers
+  every deferred parameter shape from `input_shape`, finishes deferred initializations
+  and initializes parameters that have no value yet (their own initializer, else
+  ``mx.init.Uniform()``, Gluon's default) and binds an executor with ``grad_req='add'``
+  for every parameter whose ``grad_req`` is not 'null' and ``'write'`` for the input
+  (each backward replaces its gradient, so it needs no zeroing). The executor binds the
+  gluon parameters' own data and gradient arrays: values flow both ways (an update is
+  visible in ``layer.weight.data()``, a ``set_data``/``load_parameters`` is visible to
+  the executor). ``initialize(force_reinit=True)`` makes new arrays: compile again.
 * ``cm(x)`` (NumPy or NDArray) runs forward in training mode and returns a copy of the
   output (an NDArray; pushed, not waited for). ``cm.predict(x)`` runs inference mode
   (Dropout off, BatchNorm on running statistics).
@@ -35,33 +36,65 @@ from mxcy import ndarray as nd
 from mxcy.base import MXNetError, as_shape
 from mxcy.context import current_context
 from mxcy.executor import Executor
+from mxcy.gluon.parameter import DeferredInitializationError
 from mxcy.nn.tracing import trace
 
 _KEEP_SHAPES = 8
 
 
+def _known(params, sym):
+    names = set(sym.list_inputs())
+    return {n: p.shape for n, p in params.items() if n in names and _shape_known(p.shape)}
+
+
+def _shape_known(shape):
+    return shape is not None and all(d > 0 for d in shape)
+
+
 def _infer_param_shapes(traced, input_shape, where):
     """Fill every deferred parameter shape from the input shape (errors name the node
-    and the parameter)."""
+    and the parameter). A recurrent layer's deferred input size is hidden from shape
+    inference by its flattened weights: it comes from the shape of its input."""
     symbol, params = traced.symbol, traced.params
-
-    def known(sym):
-        names = set(sym.list_inputs())
-        return {n: p.shape for n, p in params.items() if p.shape_known and n in names}
     try:
-        for x, resolve in traced.resolvers:
-            _, (shape,), _ = x.infer_shape_partial(data=input_shape, **known(x))
+        for layer, x in traced.rnn_inputs:
+            weights = [getattr(layer, f'{d}0_i2h_weight', None) for d in 'lr']
+            weights = [w for w in weights if w is not None and not _shape_known(w.shape)]
+            if not weights:
+                continue
+            _, (shape,), _ = x.infer_shape_partial(data=input_shape, **_known(params, x))
             if not shape:
-                raise MXNetError(f"could not infer the input shape of a recurrent layer "
-                                 f"from input_shape={input_shape}")
-            resolve(shape)
-        arg_shapes, _, aux_shapes = symbol.infer_shape(data=input_shape, **known(symbol))
+                raise MXNetError(f"could not infer the input shape of {layer.name} from "
+                                 f"input_shape={input_shape}")
+            for w in weights:
+                w.shape = (w.shape[0], shape[2])
+        arg_shapes, _, aux_shapes = symbol.infer_shape(data=input_shape,
+                                                       **_known(params, symbol))
     except MXNetError as e:
         raise MXNetError(f"{where}(input_shape={input_shape}): {e}") from None
     names = symbol.list_arguments() + symbol.list_auxiliary_states()
     for name, shape in zip(names, list(arg_shapes) + list(aux_shapes)):
         if name in params:
             params[name].shape = shape
+
+
+def _initialized(param):
+    try:
+        param.data()
+    except (RuntimeError, MXNetError):
+        return False
+    return True
+
+
+def _finish_init(param, ctx):
+    """Run a deferred initialization now that the shape is known; a parameter never
+    initialized gets its own initializer, else ``mx.init.Uniform()`` (Gluon's default)."""
+    try:
+        param.data()
+    except DeferredInitializationError:
+        param._finish_deferred_init()
+    except RuntimeError:
+        param.initialize(ctx=ctx)
 
 
 def _references(holder, name):
@@ -91,15 +124,16 @@ class CompiledModel:
             raise MXNetError("compile: the model's output does not depend on its input")
         _infer_param_shapes(traced, input_shape, 'compile')
         for param in self.params.values():
-            param._finish_deferred_init(self._ctx)
+            _finish_init(param, self._ctx)
         self._dtype = self._input_dtype(dtype)
         self._bind(input_shape)
 
     def _input_dtype(self, dtype):
         if dtype is not None:
             return np.dtype(dtype).type
-        first = next((p for p in self.params.values() if p.kind == 'arg'), None)
-        return np.float32 if first is None else first.dtype
+        aux = set(self.symbol.list_auxiliary_states())
+        first = next((p for n, p in self.params.items() if n not in aux), None)
+        return np.float32 if first is None else np.dtype(first.dtype).type
 
     def _bind(self, input_shape):
         ctx = self._ctx
@@ -108,12 +142,13 @@ class CompiledModel:
         reqs = {'data': 'write'}
         aux = {}
         self._sgd = []
+        aux_names = set(self.symbol.list_auxiliary_states())
         for name, param in self.params.items():
-            if param.kind == 'aux':
+            if name in aux_names:
                 aux[name] = param.data()
                 continue
             args[name] = param.data()
-            grad = param._ensure_grad(ctx)
+            grad = None if param.grad_req == 'null' else param.grad()
             reqs[name] = 'null' if grad is None else 'add'
             if grad is not None:
                 grads[name] = grad
@@ -230,7 +265,7 @@ class CompiledModel:
         return self.params
 
     def save_parameters(self, filename):
-        self.params.save(filename)
+        save_params(self.params, set(self.symbol.list_auxiliary_states()), filename)
 
     def load_parameters(self, filename, allow_missing=False, ignore_extra=False):
         self.params.load(filename, allow_missing=allow_missing, ignore_extra=ignore_extra)
@@ -238,6 +273,17 @@ class CompiledModel:
     def __repr__(self):
         return (f"CompiledModel(input_shape={self.input_shape}, "
                 f"params={list(self.params)})")
+
+
+def save_params(params, aux_names, filename):
+    """Write `params` keyed ``arg:<name>`` / ``aux:<name>`` (``mx.model.save_checkpoint``'s
+    format, read by ``mx.model.load_params`` and gluon's ``ParameterDict.load``)."""
+    missing = [n for n, p in params.items() if not _initialized(p)]
+    if missing:
+        raise MXNetError(f"save_parameters: parameter(s) {missing} have no value yet "
+                         "(initialize or compile the model first)")
+    nd.save(filename, {f"{'aux' if n in aux_names else 'arg'}:{n}": p.data()
+                       for n, p in params.items()})
 
 
 def compile(model, input_shape, ctx=None, dtype=None):
@@ -270,8 +316,8 @@ def softmax_output_model(model):
         out = sym.SoftmaxOutput(data=logits, multi_output=True, name='softmax')
     else:
         out = sym.SoftmaxOutput(data=logits, preserve_shape=True, name='softmax')
-    arg_params = {n: p.data().copy() for n, p in traced.params.items()
-                  if p.kind == 'arg' and p.initialized}
-    aux_params = {n: p.data().copy() for n, p in traced.params.items()
-                  if p.kind == 'aux' and p.initialized}
+    aux = traced.aux_names()
+    values = {n: p.data().copy() for n, p in traced.params.items() if _initialized(p)}
+    arg_params = {n: v for n, v in values.items() if n not in aux}
+    aux_params = {n: v for n, v in values.items() if n in aux}
     return out, arg_params or None, aux_params or None

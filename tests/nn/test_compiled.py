@@ -19,9 +19,7 @@ class MLP:
 
 
 def sequential(dtype='float32'):
-    net = nn.Sequential()
-    net.add(nn.Dense(6, dtype=dtype), nn.tanh, nn.Dense(3, dtype=dtype), nn.softmax)
-    return net
+    return nn.Chain(nn.Dense(6, dtype=dtype), nn.tanh, nn.Dense(3, dtype=dtype), nn.softmax)
 
 
 def hand_symbol():
@@ -71,7 +69,8 @@ def test_user_class_sequential_symbol_and_numpy_agree(batch):
     x, dy = batch
     mx.random.seed(1)
     user = nn.compile(MLP(), (4, 5))
-    seq = nn.compile(sequential(), (4, 5))
+    with mx.name.NameManager():         # MXNet's names: fresh counters, the same names
+        seq = nn.compile(sequential(), (4, 5))
     assert list(user.params) == list(seq.params) == \
         ['dense0_weight', 'dense0_bias', 'dense1_weight', 'dense1_bias']
     copy_values(user, seq)
@@ -252,5 +251,8 @@ def test_compile_errors_are_clear():
     cm = nn.compile(nn.Chain(nn.Dense(3)), (2, 5))
     with pytest.raises(mx.MXNetError, match=r'input shape \(2, 6\).*\(2, 5\)'):
         cm(np.zeros((2, 6)))
+    dense = nn.Dense(2)
     with pytest.raises(mx.MXNetError, match=r"free variable\(s\) \['other'\]"):
-        nn.compile(lambda x: nn.Dense(2)(mx.sym.var('other')), (2, 5))
+        nn.compile(lambda x: dense(mx.sym.var('other')), (2, 5))
+    with pytest.raises(mx.MXNetError, match=r"free variable.*'dense3_weight'.*reachable"):
+        nn.compile(lambda x: nn.Dense(2)(x), (2, 5))     # a layer made inside the call

@@ -39,8 +39,9 @@ def test_other_endings_are_refused():
         mx.model.FeedForward.from_model(nn.Chain(nn.Dense(3)))
     with pytest.raises(mx.MXNetError, match='must end with softmax.*input variable'):
         mx.model.FeedForward.from_model(lambda x: x)
+    dense = nn.Dense(3)
     with pytest.raises(mx.MXNetError, match='must use the defaults'):
-        mx.model.FeedForward.from_model(lambda x: nn.softmax(nn.Dense(3)(x), axis=0))
+        mx.model.FeedForward.from_model(lambda x: nn.softmax(dense(x), axis=0))
 
 
 def test_fit_and_predict_match_the_compiled_model():
@@ -52,9 +53,7 @@ def test_fit_and_predict_match_the_compiled_model():
     ff.fit(x, y)
     assert ff.score(mx.io.NDArrayIter(x, y, 20)) > 0.95     # (a NumPy X has no labels)
     # the trained values back into the layers, then the compiled model agrees
-    params = nn.collect_params(model)
-    for name, value in ff.arg_params.items():
-        params[name].set_data(value)
+    nn.collect_params(model).load_dict(ff.arg_params)
     cm = nn.compile(model, (20, 4))
     np.testing.assert_allclose(cm.predict(x[:20]).asnumpy(), ff.predict(x[:20]),
                                rtol=1e-5, atol=1e-6)
