@@ -11,3 +11,4 @@ from mxcy.gluon.block import Block, HybridBlock
 from mxcy.gluon.symbol_block import SymbolBlock
 from mxcy.gluon import loss, nn, rnn
 from mxcy.gluon.trainer import Trainer
+from mxcy.gluon import model_zoo

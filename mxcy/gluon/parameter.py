@@ -241,6 +241,7 @@ class Parameter:
     def cast(self, dtype):
         """Convert data and gradients to `dtype`."""
         self.dtype = dtype
+        self._var = None        # its __dtype__ was the old dtype: a new trace makes a new one
         if self._data is None:
             return
         self._data = [d.astype(dtype) for d in self._data]
