@@ -107,7 +107,8 @@ cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y, int64_t lo,
                 ws, we = cb[3 * oj], cb[3 * oj + 1]
                 if ptype == 0:
                     if he <= hs or we <= ws:
-                        acc = 0
+                        # a window of padding only: MXNet's lowest finite value
+                        acc = -FLT_MAX if real_t is float else -DBL_MAX
                     else:
                         acc = xp[hs * W + ws]
                         for i in range(hs, he):

@@ -262,3 +262,16 @@ def test_pad_symbol_and_errors():
         mx.nd.pad(mx.nd.ones((1, 1, 3, 3)), mode='reflect', pad_width=(0, 0, 0, 0, 3, 3, 0, 0))
     with pytest.raises(TypeError, match="mode"):
         mx.nd.pad(mx.nd.ones((1, 1, 3, 3)), pad_width=(0,) * 8)
+
+
+@pytest.mark.parametrize('dtype,lowest', [('float32', -3.4028235e+38),
+                                          ('float64', -1.7976931348623157e+308)])
+def test_max_pool_window_of_padding_only_is_the_lowest_value(dtype, lowest):
+    """MXNet 1.9.1: a 'full'-convention window that holds only padding gives the lowest
+    finite value of the dtype (mxcy gave 0)."""
+    x = mx.nd.array(np.arange(9).reshape(1, 1, 3, 3), dtype=dtype)
+    y = mx.nd.Pooling(x, kernel=(2, 2), stride=(2, 2), pad=(1, 1), pool_type='max',
+                      pooling_convention='full')
+    np.testing.assert_array_equal(y.asnumpy().ravel(),
+                                  np.array([0, 2, lowest, 6, 8, lowest, lowest, lowest, lowest],
+                                           dtype=dtype))
