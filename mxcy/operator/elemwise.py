@@ -145,7 +145,33 @@ class _ZeroGrad:
                 _ndarray.full(g.shape, 0, out=g)
 
 
+# The name MXNet 1.9.1 writes into symbol JSON for the rows named in CamelCase above
+# (their CamelCase names stay aliases: MXNet reads both)
+_JSON_NAMES = {'_Plus': 'elemwise_add', '_Minus': 'elemwise_sub', '_Mul': 'elemwise_mul',
+               '_Div': 'elemwise_div', '_Mod': '_mod', '_Power': '_power',
+               '_Maximum': '_maximum', '_Minimum': '_minimum', '_Hypot': '_hypot',
+               '_PlusScalar': '_plus_scalar', '_MinusScalar': '_minus_scalar',
+               '_RMinusScalar': '_rminus_scalar', '_MulScalar': '_mul_scalar',
+               '_DivScalar': '_div_scalar', '_RDivScalar': '_rdiv_scalar',
+               '_PowerScalar': '_power_scalar', '_RPowerScalar': '_rpower_scalar',
+               '_MaximumScalar': '_maximum_scalar', '_MinimumScalar': '_minimum_scalar',
+               '_ModScalar': '_mod_scalar', '_RModScalar': '_rmod_scalar',
+               '_EqualScalar': '_equal_scalar', '_NotEqualScalar': '_not_equal_scalar',
+               '_GreaterScalar': '_greater_scalar',
+               '_GreaterEqualScalar': '_greater_equal_scalar',
+               '_LesserScalar': '_lesser_scalar', '_LesserEqualScalar': '_lesser_equal_scalar'}
+
+
+def _json_named(name, aliases):
+    """(MXNet's JSON name, the other names as aliases) of a table row."""
+    canonical = _JSON_NAMES.get(name, name)
+    if canonical == name:
+        return name, aliases
+    return canonical, (name,) + tuple(a for a in aliases if a != canonical)
+
+
 def _register_binary(name, aliases, code, grads, broadcast):
+    name, aliases = _json_named(name, aliases)
     base = (_BinaryOp,) if grads else (_ZeroGrad, _BinaryOp)
     doc = (f"{'Broadcast' if broadcast else 'Elementwise'} {code} of lhs and rhs"
            f"{' (NumPy broadcasting; gradients summed back to each shape)' if broadcast else ''}.")
@@ -206,6 +232,7 @@ class _ScalarOp(OpSpec):
 
 
 for _name, _aliases, _code, _grad in _SCALAR_ROWS:
+    _name, _aliases = _json_named(_name, _aliases)
     _base = (_ScalarOp,) if _grad else (_ZeroGrad, _ScalarOp)
     register_op(type(_name, _base, {'name': _name, 'aliases': _aliases, 'code': _code,
                                     'grad': staticmethod(_grad) if _grad else None,

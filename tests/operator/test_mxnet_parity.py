@@ -119,7 +119,8 @@ def test_optional_parameters_that_accept_none():
 
 def test_elemwise_rows_need_equal_shapes():
     spec = get_op('elemwise_add')
-    with pytest.raises(ValueError, match=r"_Plus: shape mismatch for argument 'rhs': expected "
+    with pytest.raises(ValueError, match=r"elemwise_add: shape mismatch for argument 'rhs': "
+                                         r"expected "
                                          r"\(2, 1\), given \(1, 3\) \(lhs and rhs must have "
                                          r"the same shape"):
         spec.infer_shape(spec.params.parse('elemwise_add', {}), [(2, 1), (1, 3)])

@@ -223,8 +223,6 @@ def test_repr_is_mxnets(name):
     assert repr(fresh(lambda: vision.get_model(name))) == _record()['models'][name]['repr']
 
 
-@pytest.mark.xfail(strict=True, reason="core: mxcy's registry names elementwise addition "
-                   "'_Plus' (MXNet's alias), MXNet's JSON says 'elemwise_add'")
 def test_exported_op_names_are_mxnets_canonical_names():
     ops = [n['op'] for n in _traced_graph('resnet18_v1')['nodes']]
     assert ops == [node[0] for node in _record()['graphs']['resnet18_v1']['nodes']]
