@@ -74,9 +74,6 @@ class Loss(HybridBlock):
     def __repr__(self):
         return f"{type(self).__name__}(batch_axis={self._batch_axis}, w={self._weight})"
 
-    def hybrid_forward(self, F, x, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} must define hybrid_forward")
-
     def _per_sample(self, F, loss):
         """The mean over every axis but the batch axis."""
         return F.mean(loss, axis=self._batch_axis, exclude=True)

@@ -110,9 +110,6 @@ class HybridRecurrentCell(_util._NestedGraph, RecurrentCell, HybridBlock):
             states = _resolve_states(list(states), inputs, 0)
         return super().forward(inputs, states)
 
-    def hybrid_forward(self, F, x, *args, **kwargs):
-        raise NotImplementedError
-
 
 class _GateCell(HybridRecurrentCell):
     """RNNCell, LSTMCell, GRUCell: `gates` blocks of i2h/h2h weights and biases."""
@@ -269,9 +266,6 @@ class _Stack:
 class SequentialRNNCell(_Stack, RecurrentCell):
     """Cells stacked: each one's output is the next one's input."""
 
-    def hybrid_forward(self, *args, **kwargs):
-        raise NotImplementedError
-
 
 class HybridSequentialRNNCell(_Stack, HybridRecurrentCell):
     """SequentialRNNCell of hybrid cells (each child hybridizes on its own)."""
@@ -344,9 +338,6 @@ class ModifierCell(HybridRecurrentCell):
             return self.base_cell.begin_state(func=func, **kwargs)
         finally:
             self.base_cell._modified = True
-
-    def hybrid_forward(self, F, inputs, states):
-        raise NotImplementedError
 
     def __repr__(self):
         return f'{type(self).__name__}({self.base_cell!r})'
