@@ -27,6 +27,7 @@ It writes tests/gluon/model_zoo/mxnet_files/:
   ``backward(seeded_array(11, 'head', output shape))``.
 """
 import gzip
+import io
 import importlib
 import inspect
 import json
@@ -186,7 +187,9 @@ def main():
         for key, value in file_case(case, cls, args, kwargs, side).items():
             arrays[f'{case}/{key}'] = value
     np.savez_compressed(os.path.join(OUT, 'files.npz'), **arrays)
-    with gzip.open(os.path.join(OUT, 'zoo.json.gz'), 'wt') as f:
+    # mtime=0: the same content gives the same bytes, so a rerun changes nothing in git
+    with gzip.GzipFile(os.path.join(OUT, 'zoo.json.gz'), 'wb', mtime=0) as raw, \
+            io.TextIOWrapper(raw, encoding='utf-8') as f:
         json.dump(record, f, separators=(',', ':'))
     print('wrote', sorted(os.listdir(OUT)))
 
