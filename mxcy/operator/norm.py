@@ -165,6 +165,23 @@ class _NormBase(OpSpec):
         _ndarray.push_numpy(run, [out_grads[0], ins[0], ins[1], outs[1], outs[2]],
                             [g for _, g in targets], self.name + '_backward')
 
+    def forward_std(self, p, req, ins, outs, axis):
+        """y = (x - mean) / std * gamma + beta, the moments over `axis` of the (a, c, b)
+        view, gamma and beta along c; the mean and std outputs in stats_view's shape
+        (LayerNorm: over c; GroupNorm: within each group)."""
+        a, c, b = self.view3(p, ins[0].shape)
+        eps = p.eps
+
+        def run(xv, gv, bv, y, mean_out, std_out):
+            x3 = xv.reshape(a, c, b)
+            mean, var = _moments(x3, (axis,))
+            std = np.sqrt(var + eps)
+            value = (x3 - mean) / std * gv.reshape(1, c, 1) + bv.reshape(1, c, 1)
+            _store(y.reshape(a, c, b), value, req[0])
+            self.stats_view(p, mean_out, a, c, b)[...] = mean
+            self.stats_view(p, std_out, a, c, b)[...] = std
+        _ndarray.push_numpy(run, list(ins), list(outs), self.name)
+
     def gamma_grad(self, p, dgamma):
         return dgamma
 
@@ -275,18 +292,7 @@ class LayerNorm(_NormBase):
         return 1.0 / stat
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        a, c, b = self.view3(p, ins[0].shape)
-        eps = p.eps
-
-        def run(xv, gv, bv, y, mean_out, std_out):
-            x3 = xv.reshape(a, c, b)
-            mean, var = _moments(x3, (1,))
-            std = np.sqrt(var + eps)
-            value = (x3 - mean) / std * gv.reshape(1, c, 1) + bv.reshape(1, c, 1)
-            _store(y.reshape(a, c, b), value, req[0])
-            mean_out.reshape(a, 1, b)[...] = mean
-            std_out.reshape(a, 1, b)[...] = std
-        _ndarray.push_numpy(run, list(ins), list(outs), 'LayerNorm')
+        self.forward_std(p, req, ins, outs, 1)
 
 
 @register_op
@@ -380,15 +386,4 @@ class GroupNorm(_NormBase):
         return 1.0 / stat
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        a, c, b = self.view3(p, ins[0].shape)
-        eps = p.eps
-
-        def run(xv, gv, bv, y, mean_out, std_out):
-            x3 = xv.reshape(a, c, b)
-            mean, var = _moments(x3, (2,))
-            std = np.sqrt(var + eps)
-            value = (x3 - mean) / std * gv.reshape(1, c, 1) + bv.reshape(1, c, 1)
-            _store(y.reshape(a, c, b), value, req[0])
-            mean_out.reshape(a, c, 1)[...] = mean
-            std_out.reshape(a, c, 1)[...] = std
-        _ndarray.push_numpy(run, list(ins), list(outs), 'GroupNorm')
+        self.forward_std(p, req, ins, outs, 2)
