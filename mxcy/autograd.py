@@ -16,8 +16,8 @@ Versions catch what MXNet let through silently: an input that backward reads and
 written after it was recorded (``x[:] = 0`` between forward and backward) makes backward
 raise, naming the operator, instead of returning a wrong gradient.
 
-Not here yet: ``grad(create_graph=True)`` (higher order), ``get_symbol``; see the README's
-exclusion list.
+``grad(create_graph=True)`` records the gradient computation itself (mxcy._autograd_higher)
+so that it can be differentiated again.
 """
 import threading
 
@@ -401,20 +401,40 @@ def backward(heads, head_grads=None, retain_graph=False, train_mode=True):
     _backward(heads, head_grads, retain_graph, train_mode)
 
 
+def _graph_grad(heads, variables, head_grads, retain_graph, train_mode):
+    """grad(create_graph=True): the gradients as recorded arrays (_autograd_higher)."""
+    from mxcy._autograd_higher import graph_gradients
+    heads = _as_list(heads, 'grad')
+    head_grads = _as_list(head_grads, 'grad')
+    if head_grads is not None and len(head_grads) != len(heads):
+        raise ValueError(f"grad: {len(head_grads)} head gradients for {len(heads)} heads")
+    for h in heads:
+        if not isinstance(h, NDArray) or h._ag is None:
+            raise MXNetError("grad: every head must be an NDArray computed inside "
+                             "autograd.record() from arrays with attach_grad()")
+    order = _topological(heads)
+    with _RecordingStateScope(True, train_mode):
+        result = graph_gradients(heads, head_grads, variables, order, _check_versions,
+                                 _Output)
+    if not retain_graph:
+        for node in order:
+            node.free()
+    return result
+
+
 def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=False,
          train_mode=True):
     """The gradients of `heads` with respect to `variables`, as new arrays (the
     variables' own gradient buffers are left alone)."""
-    if create_graph:
-        raise MXNetError("autograd.grad: create_graph=True (gradients that can be "
-                         "differentiated again) is not supported by mxcy yet")
     variables = _as_list(variables, 'grad')
-    captured = {}
     for v in variables:
         if not isinstance(v, NDArray) or not isinstance(v._ag, _Variable):
             raise MXNetError("grad: every variable must have a gradient buffer "
                              "(attach_grad() or mark_variables()) before it is used")
-        captured[id(v._ag)] = _ndarray.full(v.shape, 0, v.context, v.dtype)
+    if create_graph:
+        return _graph_grad(heads, variables, head_grads,
+                           True if retain_graph is None else retain_graph, train_mode)
+    captured = {id(v._ag): _ndarray.full(v.shape, 0, v.context, v.dtype) for v in variables}
     _backward(heads, head_grads, create_graph if retain_graph is None else retain_graph,
               train_mode, captured)
     return [captured[id(v._ag)] for v in variables]

@@ -41,6 +41,13 @@ def assign(dst, value_fn, req):
         value_fn(dst)
 
 
+def nd(op_name):
+    """``mx.nd.<op_name>``: a registry call, recorded when autograd records (the
+    differentiable gradients, OpSpec.grad_graph, are written with it)."""
+    from mxcy.ndarray._gen import function
+    return function(op_name)
+
+
 def check_req(op, req):
     for r in req:
         if r not in ('write', 'inplace', 'add', 'null'):

@@ -71,6 +71,12 @@ class OpSpec:
 
     has_backward = True
 
+    # The gradient as recorded mx.nd calls, for autograd.grad(create_graph=True): None
+    # where backward is a fused kernel only, else a method grad_graph(p, out_grads, ins,
+    # outs) returning one NDArray (None: zero) per argument. It states the same
+    # derivative as backward, in differentiable operators, so it can be differentiated.
+    grad_graph = None
+
     # ------------------------------------------------------------ helpers for subclasses
     def shape_error(self, arg, expected, given, detail=''):
         msg = (f"{self.name}: shape mismatch for argument '{arg}': expected {expected}, "

@@ -11,7 +11,7 @@ import numpy as np
 
 from mxcy import _ndarray
 from mxcy._ops import BINARY_OPS, UNARY_OPS, GRAD_OPS, push_grad
-from mxcy.operator._compute import assign
+from mxcy.operator._compute import assign, nd
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import push_value
@@ -49,7 +49,7 @@ _BINARY_ROWS = [
      (lambda dy, x, y, o: dy / y, lambda dy, x, y, o: -dy * o / y)),
     ('_Power', ('_power', '_pow'), 'power',
      (lambda dy, x, y, o: dy * y * x ** (y - 1),
-      lambda dy, x, y, o: dy * o * _ndarray.unary(x, UNARY_OPS['log']))),
+      lambda dy, x, y, o: dy * o * nd('log')(x))),
     ('_Maximum', ('_maximum',), 'maximum',
      (lambda dy, x, y, o: dy * (x >= y), lambda dy, x, y, o: dy * (x < y))),
     ('_Minimum', ('_minimum',), 'minimum',
@@ -135,6 +135,12 @@ class _BinaryOp(OpSpec):
                 value = sum_to_shape(value, ins[i].shape)
             assign(in_grads[i], lambda out, v=value: out.__setitem__(slice(None), v), r)
 
+    def grad_graph(self, p, out_grads, ins, outs):
+        values = [g(out_grads[0], ins[0], ins[1], outs[0]) for g in self.grads]
+        if self.broadcast:
+            values = [sum_to_shape(v, x.shape) for v, x in zip(values, ins)]
+        return values
+
 
 class _ZeroGrad:
     has_backward = True
@@ -143,6 +149,9 @@ class _ZeroGrad:
         for g, r in zip(in_grads, req):
             if r in ('write', 'inplace'):
                 _ndarray.full(g.shape, 0, out=g)
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        return [None] * len(ins)
 
 
 # The name MXNet 1.9.1 writes into symbol JSON for the rows named in CamelCase above
@@ -230,6 +239,9 @@ class _ScalarOp(OpSpec):
         value = self.grad(out_grads[0], ins[0], p.scalar, outs[0])
         assign(in_grads[0], lambda out: out.__setitem__(slice(None), value), req[0])
 
+    def grad_graph(self, p, out_grads, ins, outs):
+        return [self.grad(out_grads[0], ins[0], p.scalar, outs[0])]
+
 
 for _name, _aliases, _code, _grad in _SCALAR_ROWS:
     _name, _aliases = _json_named(_name, _aliases)
@@ -276,8 +288,8 @@ _UNARY_ROWS = [
     ('tanh', (), 'tanh', ('tanh', 'y')),
     ('softsign', (), 'softsign', ('softsign', 'x')),
     ('reciprocal', (), 'reciprocal', lambda dy, x, o: -dy * o * o),
-    ('sin', (), 'sin', lambda dy, x, o: dy * _ndarray.unary(x, UNARY_OPS['cos'])),
-    ('cos', (), 'cos', lambda dy, x, o: -dy * _ndarray.unary(x, UNARY_OPS['sin'])),
+    ('sin', (), 'sin', lambda dy, x, o: dy * nd('cos')(x)),
+    ('cos', (), 'cos', lambda dy, x, o: -dy * nd('sin')(x)),
     ('tan', (), 'tan', lambda dy, x, o: dy * (o * o + 1)),
     ('arctan', (), 'arctan', lambda dy, x, o: dy / (x * x + 1)),
     ('arcsin', (), _Np(np.arcsin), _Np(lambda x, y, dy: dy / np.sqrt(1 - x * x))),
@@ -295,6 +307,30 @@ _UNARY_ROWS = [
     ('rint', (), _Np(_rint_half_down), None),
     ('trunc', ('fix',), 'trunc', None),
 ]
+
+
+# The differentiable form (recorded mx.nd calls) of the gradients above that are a kernel
+# or NumPy, as functions of (dy, x, out); rows with a function gradient use it as it is.
+_GRAPH_GRADS = {
+    'abs': lambda dy, x, o: dy * nd('sign')(x),
+    'square': lambda dy, x, o: dy * x * 2,
+    'sqrt': lambda dy, x, o: dy / (o * 2),
+    'exp': lambda dy, x, o: dy * o,
+    'log': lambda dy, x, o: dy / x,
+    'relu': lambda dy, x, o: dy * (x > 0),
+    'sigmoid': lambda dy, x, o: dy * o * (1 - o),
+    'tanh': lambda dy, x, o: dy * (1 - o * o),
+    'softsign': lambda dy, x, o: dy / nd('square')(nd('abs')(x) + 1),
+    'arcsin': lambda dy, x, o: dy / nd('sqrt')(1 - x * x),
+    'arccos': lambda dy, x, o: -dy / nd('sqrt')(1 - x * x),
+    'sinh': lambda dy, x, o: dy * nd('cosh')(x),
+    'cosh': lambda dy, x, o: dy * nd('sinh')(x),
+    'arcsinh': lambda dy, x, o: dy / nd('sqrt')(x * x + 1),
+    'arccosh': lambda dy, x, o: dy / nd('sqrt')(x * x - 1),
+    'arctanh': lambda dy, x, o: dy / (1 - x * x),
+    'degrees': lambda dy, x, o: dy * (180 / np.pi),
+    'radians': lambda dy, x, o: dy * (np.pi / 180),
+}
 
 
 def _numpy_unary(f, name):
@@ -332,6 +368,10 @@ class _UnaryOp(OpSpec):
             return
         value = self.grad(dy, x, y)
         assign(in_grads[0], lambda out: out.__setitem__(slice(None), value), req[0])
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        fn = self.grad if callable(self.grad) else _GRAPH_GRADS[self.name]
+        return [fn(out_grads[0], ins[0], outs[0])]
 
 
 for _name, _aliases, _code, _grad in _UNARY_ROWS:

@@ -14,7 +14,7 @@ Backward, with op(A)·op(B) = Y and A, B as stored:
 """
 import numpy as np
 
-from mxcy.operator._compute import gemm
+from mxcy.operator._compute import gemm, nd
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op
 from mxcy.operator.tensor import prod, push_value
@@ -83,6 +83,21 @@ class _Product(OpSpec):
         _, m, n, k, batch = self._dims(p, ins[0].shape, ins[1].shape)
         product_grads(p, req, out_grads[0], ins[0], ins[1], in_grads[0], in_grads[1],
                       m, n, k, batch)
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        """product_grads as recorded calls of this op (matrices: dot, or batch_dot)."""
+        _, m, n, k, batch = self._dims(p, ins[0].shape, ins[1].shape)
+        a, b = ins
+        if self.name == 'dot':
+            a, b = a.reshape((k, m) if p.transpose_a else (m, k)), \
+                b.reshape((n, k) if p.transpose_b else (k, n))
+        dy = out_grads[0].reshape(a.shape[:-2] + (m, n))
+        op, ta, tb = nd(self.name), p.transpose_a, p.transpose_b
+        da = op(b, dy, transpose_a=tb, transpose_b=True) if ta else \
+            op(dy, b, transpose_b=not tb)
+        db = op(dy, a, transpose_a=True, transpose_b=ta) if tb else \
+            op(a, dy, transpose_a=not ta)
+        return [da.reshape(ins[0].shape), db.reshape(ins[1].shape)]
 
 
 @register_op

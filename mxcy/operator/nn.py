@@ -3,7 +3,7 @@ import math
 
 from mxcy._ops import BINARY_OPS
 from mxcy import _ndarray
-from mxcy.operator._compute import gemm, ones_vector, assign
+from mxcy.operator._compute import gemm, ones_vector, assign, nd
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 
@@ -89,6 +89,14 @@ class FullyConnected(OpSpec):
             ones = ones_vector(n, x.dtype, x.context)
             gemm(ones, dy, in_grads[2].reshape((1, h)), 1, h, n, req=req[2])
 
+    def grad_graph(self, p, out_grads, ins, outs):
+        x, w = ins[0], ins[1]
+        n, k = self._rows_features(p, x.shape)
+        dy = out_grads[0].reshape((n, p.num_hidden))
+        grads = [nd('dot')(dy, w).reshape(x.shape),
+                 nd('dot')(dy, x.reshape((n, k)), transpose_a=True)]
+        return grads if p.no_bias else grads + [nd('sum')(dy, axis=0)]
+
 
 _ACT_FORWARD = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softrelu': 'softrelu',
                 'softsign': 'softsign'}
@@ -96,6 +104,15 @@ _ACT_FORWARD = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softrelu'
 # output may overwrite it (relu: y > 0 exactly where x > 0)
 _ACT_GRAD = {'relu': 'relu', 'sigmoid': 'sigmoid', 'tanh': 'tanh', 'softrelu': 'softrelu_y',
              'softsign': 'softsign_y'}
+# the same derivatives as recorded calls on (dy, y), for autograd.grad(create_graph=True):
+# softrelu' = sigmoid(x) = 1 - exp(-y); softsign' = 1 / (1 + |x|)² = (1 - |y|)²
+_ACT_GRAPH_GRAD = {
+    'relu': lambda dy, y: dy * (y > 0),
+    'sigmoid': lambda dy, y: dy * y * (1 - y),
+    'tanh': lambda dy, y: dy * (1 - y * y),
+    'softrelu': lambda dy, y: dy * (1 - nd('exp')(-y)),
+    'softsign': lambda dy, y: dy * nd('square')(1 - nd('abs')(y)),
+}
 
 
 @register_op
@@ -115,3 +132,6 @@ class Activation(OpSpec):
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         from mxcy._ops import GRAD_OPS, push_grad
         push_grad(GRAD_OPS[_ACT_GRAD[p.act_type]], outs[0], out_grads[0], in_grads[0], req[0])
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        return [_ACT_GRAPH_GRAD[p.act_type](out_grads[0], outs[0])]

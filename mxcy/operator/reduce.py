@@ -16,6 +16,8 @@ softmax / log_softmax, with MXNet 1.x semantics:
 import numpy as np
 
 from mxcy import _ndarray
+from mxcy.base import MXNetError
+from mxcy.operator._compute import nd
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import check_axes, check_axis, prod, push_scatter, push_value, \
@@ -46,6 +48,17 @@ class _Reduce(OpSpec):
     np_fn = None
     grad = None
     nonempty = False
+    graph_mean = None       # sum (False) and mean (True) have a grad_graph
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        if self.graph_mean is None:
+            raise MXNetError(f"{self.name}: its gradient is a NumPy kernel, not "
+                             "differentiable again (create_graph=True)")
+        axes, _, kept = self._shapes(p, ins[0].shape)
+        dy = out_grads[0].reshape(kept)
+        if self.graph_mean:
+            dy = dy / max(1, prod(ins[0].shape[a] for a in axes))
+        return [nd('broadcast_to')(dy, shape=ins[0].shape)]
 
     def _axes(self, p, shape):
         if p.axis is None or len(p.axis) == 0:
@@ -117,6 +130,7 @@ for _name, _aliases, _fn, _grad, _dy_only, _nonempty in _REDUCE_ROWS:
     register_op(type(_name, (_Reduce,), {
         'name': _name, 'aliases': _aliases, 'np_fn': staticmethod(_fn),
         'grad': staticmethod(_grad), 'nonempty': _nonempty,
+        'graph_mean': {'sum': False, 'mean': True}.get(_name),
         'backward_needs': ('out_grads',) if _dy_only else ('out_grads', 'inputs', 'outputs'),
         '__doc__': f"{_name} over ``axis`` (None/(): all), with ``keepdims`` and "
                    f"``exclude``; a full reduction has shape (1,)."}))
@@ -492,6 +506,18 @@ class _SoftmaxBase(OpSpec):
         t = -t if self.negate else t        # d softmax(-x/t) / dx = -(d softmax(z/t) / dz)
         push_value(lambda y, g: _softmax_grad_np(y, g, ax, t, log, dtype), [y, dy], dx,
                    req[0], self.name + '_backward')
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        if len(ins) > 1 or self.negate:
+            raise MXNetError(f"{self.name}: the gradient with a length input or of softmin "
+                             "is not differentiable again (create_graph=True)")
+        y, dy, ax = outs[0], out_grads[0], p.axis
+        t = 1.0 if p.temperature is None else p.temperature
+        if self.log:
+            dx = dy - nd('exp')(y) * nd('sum')(dy, axis=ax, keepdims=True)
+        else:
+            dx = y * (dy - nd('sum')(dy * y, axis=ax, keepdims=True))
+        return [dx if t == 1.0 else dx / t]
 
 
 _SOFTMAX_PARAMS = ParamSchema(Param('axis', 'int', -1),

@@ -126,6 +126,9 @@ class _ZeroGrad:
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         zero_grads(req, in_grads)
 
+    def grad_graph(self, p, out_grads, ins, outs):
+        return [None] * len(ins)
+
 
 # ---------------------------------------------------------------- copies with a new shape
 class _CopyOp(OpSpec):
@@ -138,6 +141,9 @@ class _CopyOp(OpSpec):
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         write_copy(in_grads[0], out_grads[0], req[0])
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        return [out_grads[0].reshape(ins[0].shape)]
 
 
 @register_op
@@ -247,14 +253,10 @@ class identity(_CopyOp):
 
 
 @register_op
-class BlockGrad(_CopyOp):
+class BlockGrad(_ZeroGrad, _CopyOp):
     """y = x in forward; the gradient is zero (it stops here)."""
     name = 'BlockGrad'
     aliases = ('stop_gradient',)
-    backward_needs = ()
-
-    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        zero_grads(req, in_grads)
 
 
 @register_op
@@ -308,6 +310,10 @@ class _PermuteOp(OpSpec):
         else:
             push_value(lambda dy: dy.transpose(inv), out_grads, in_grads[0], req[0],
                        self.name + '_backward')
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        inv = tuple(int(a) for a in np.argsort(self._perm(p, ins[0].shape)))
+        return [out_grads[0].transpose(inv)]
 
 
 @register_op
@@ -400,6 +406,10 @@ class _BroadcastOp(OpSpec):
         push_value(lambda dy: sum_to(dy, shape), out_grads, in_grads[0], req[0],
                    self.name + '_backward')
         zero_grads(req, in_grads, which=(1,))
+
+    def grad_graph(self, p, out_grads, ins, outs):
+        from mxcy.operator.elemwise import sum_to_shape
+        return [sum_to_shape(out_grads[0], ins[0].shape)] + [None] * (len(ins) - 1)
 
 
 @register_op
