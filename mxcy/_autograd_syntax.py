@@ -94,12 +94,15 @@ class Hooks:
             key = key[0]
         if isinstance(key, (numbers.Integral, slice)):
             key = (key,)
+        arrays = _integer_arrays(key)
+        if arrays is not None:
+            return _gather(x, arrays)
         if not isinstance(key, tuple) or len(key) > len(x.shape) or not all(
                 isinstance(k, slice) or (isinstance(k, numbers.Integral) and
                                          not isinstance(k, bool)) for k in key):
-            raise MXNetError(f"autograd: indexing with {key!r} is not recorded (only "
-                             "integers and slices are); index outside autograd.record() "
-                             "or use take/pick/gather_nd")
+            raise MXNetError(f"autograd: indexing with {key!r} is not recorded (integers "
+                             "and slices are, or integer arrays alone: x[idx], x[i, j]); "
+                             "index outside autograd.record() or use take/pick")
         begin, end, step, keep = [], [], [], []
         for axis, k in enumerate(key):
             n = x.shape[axis]
@@ -123,6 +126,50 @@ class Hooks:
         if any(isinstance(k, numbers.Integral) for k in key):
             return _fn('Reshape')(out, shape=shape or (1,))
         return out
+
+
+def _integer_arrays(key):
+    """Advanced indexing by integer arrays alone (x[idx], x[rows, cols]): the index
+    arrays as NumPy, or None for any other key."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not parts or not all(isinstance(k, (NDArray, list, np.ndarray)) for k in parts):
+        return None
+    out = []
+    for k in parts:
+        a = k.asnumpy() if isinstance(k, NDArray) else np.asarray(k)
+        if a.ndim == 0:
+            return None
+        if a.dtype.kind == 'f' and a.size and not np.all(a == np.floor(a)):
+            raise IndexError(f"autograd: index array {a!r} has non-integer values")
+        if a.dtype.kind not in 'iuf' and a.size:
+            raise IndexError(f"autograd: index arrays must hold integers, got dtype "
+                             f"{a.dtype}")
+        out.append(a.astype(np.int64))
+    return out
+
+
+def _gather(x, arrays):
+    """x[i0, i1, ...] (integer arrays on the leading axes, broadcast together) as the
+    recorded Reshape + take on the flattened leading axes; take's gradient adds back."""
+    if len(arrays) > len(x.shape):
+        raise IndexError(f"too many index arrays ({len(arrays)}) for an array of shape "
+                         f"{x.shape}")
+    try:
+        idx = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise IndexError("index arrays could not be broadcast together with shapes "
+                         + ' '.join(str(a.shape) for a in arrays)) from None
+    lead, rest = x.shape[:len(arrays)], x.shape[len(arrays):]
+    for axis, (a, n) in enumerate(zip(idx, lead)):
+        if a.size and (a.min() < -n or a.max() >= n):
+            bad = a.min() if a.min() < -n else a.max()
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    flat = np.ravel_multi_index(tuple(a % n for a, n in zip(idx, lead)), lead) \
+        if lead else np.zeros(idx[0].shape, np.int64)
+    source = x if len(arrays) == 1 else _fn('Reshape')(x, shape=(-1,) + rest)
+    from mxcy.ndarray import array
+    index = array(flat, ctx=x.context, dtype='int64')
+    return _fn('take')(source, index, axis=0, mode='clip')
 
 
 def NDArray_from(value, like):

@@ -70,6 +70,43 @@ def test_indexing_is_recorded():
     np.testing.assert_array_equal(x.grad.asnumpy(), [[2, 4], [22, 4]])
 
 
+@pytest.mark.parametrize('key', [
+    'nd', 'list', 'nested', 'pair', 'broadcast_pair'])
+def test_integer_array_indexing_is_recorded(key):
+    """x[idx] and x[rows, cols] gather (repeated indices add their gradients), as NumPy."""
+    xn = np.arange(24.).reshape(4, 3, 2)
+    np_key, mx_key = {
+        'nd': ([2, 0, 2], mx.nd.array([2, 0, 2])),
+        'list': ([3, 1], [3, 1]),
+        'nested': (np.array([[0, 1], [2, 2]]), np.array([[0, 1], [2, 2]])),
+        'pair': (([0, 3, 0], [1, -1, 1]), ([0, 3, 0], [1, -1, 1])),
+        'broadcast_pair': ((np.array([1, 2]), np.array([[0], [2]])),
+                           (mx.nd.array([1, 2]), mx.nd.array([[0], [2]]))),
+    }[key]
+    x = variable(xn)
+    with autograd.record():
+        y = x[mx_key]
+        (y * y).sum().backward()
+    want = xn[np_key]
+    grad = np.zeros_like(xn)
+    np.add.at(grad, np_key, 2 * want)
+    np.testing.assert_array_equal(y.asnumpy(), want)
+    np.testing.assert_array_equal(x.grad.asnumpy(), grad)
+
+
+def test_recorded_indexing_errors_name_the_key():
+    x = variable(np.zeros((4, 3)))
+    with autograd.record():
+        with pytest.raises(IndexError, match='index 5 is out of bounds for axis 0 with size 4'):
+            x[[5]]
+        with pytest.raises(IndexError, match='could not be broadcast'):
+            x[[0, 1], [0, 1, 2]]
+        with pytest.raises(IndexError, match='non-integer'):
+            x[np.array([0.5])]
+        with pytest.raises(mx.MXNetError, match='is not recorded'):
+            x[[0, 1], 1:]
+
+
 def test_a_square_uses_both_inputs():
     x = variable([1., -2., 3.])
     with autograd.record():
