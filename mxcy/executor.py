@@ -353,6 +353,35 @@ class Executor:
             # as nn's compiled model does, counts them once)
             self._bwd_program = BackwardProgram(self)
 
+    def _rebind_values(self, pairs):
+        """Put each `new` array (same shape and dtype) wherever the executor uses `old`, an
+        argument's array or an output's buffer, so that a hybridized block runs on its
+        caller's inputs and hands out a fresh output array per call, with no copies
+        (gluon/_cached.py). Safe because the memory plan never writes over an argument
+        and never lets another value share an output's buffer after the output's write."""
+        swap = {id(old): new for old, new in pairs if old is not new}
+        if not swap:
+            return
+
+        def fix(arrays):
+            for j, a in enumerate(arrays):
+                new = swap.get(id(a))
+                if new is not None:
+                    arrays[j] = new
+        fix(self.arg_arrays)
+        fix(self.outputs)
+        for table in (self._entries, self._var_array):
+            for key, a in table.items():
+                new = swap.get(id(a))
+                if new is not None:
+                    table[key] = new
+        if self._fwd_program is not None:
+            for step in self._fwd_program.steps:       # inputs, outputs, aux
+                fix(step[3]), fix(step[4]), fix(step[5])
+        if self._bwd_program is not None:
+            for step in self._bwd_program.steps:       # inputs, outputs, aux
+                fix(step[4]), fix(step[5]), fix(step[7])
+
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for the input shapes in `kwargs`, sharing this one's memory.
 

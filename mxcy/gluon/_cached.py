@@ -1,10 +1,11 @@
 """A hybridized block's graph, run through executors (MXNet's CachedOp).
 
-The traced Symbol is bound once per input signature (shapes, dtypes, context) with the
-parameters' own arrays as its arguments (no copies), so the executor's memory plan and
-programs are the ones ``bind`` uses. The data inputs are copied into the executor's
-argument arrays and the outputs copied out, because the executor's buffers are reused by
-its next run.
+The traced Symbol is bound once per input signature (shapes, dtypes, context, which
+inputs need a gradient) with the parameters' own arrays as its arguments, so the
+executor's memory plan and programs are the ones ``bind`` uses. Nothing is copied around
+it: each call runs on the caller's input arrays and writes fresh output arrays
+(`Executor._rebind_values`), and backward writes each gradient straight into its target
+(`Executor._rebind_grad`; a gradient that must be added goes through a scratch buffer).
 
 Under ``autograd.record()`` a call is one node of the tape whose backward is the
 executor's backward; the executor stays reserved for that node until its backward ran
@@ -36,15 +37,21 @@ class _CachedSpec:
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         exe = self.exe
-        exe.backward(out_grads)
+        scratch = exe._scratch_grads          # name -> the executor's own buffer
+        adds = []
         for name, target, r in zip(self.names, in_grads, req):
-            if r == 'null':
+            own = scratch.get(name)
+            if own is None:                     # bound without a gradient
                 continue
-            grad = exe.grad_dict[name]
-            if r == 'add':
-                target += grad
-            else:
-                grad.copyto(target)
+            if r == 'write':
+                exe._rebind_grad(name, target)
+            else:                               # 'add', or 'null': not into a target
+                exe._rebind_grad(name, own)
+                if r == 'add':
+                    adds.append((target, own))
+        exe.backward(out_grads)
+        for target, own in adds:
+            target += own
 
     def release(self):
         """The node's backward ran (or the node died): the executor is free again."""
@@ -78,17 +85,17 @@ class CachedGraph:
         self.free = {}          # signature -> [idle executors]
 
     # ------------------------------------------------------------ executors
-    def _bind(self, arrays):
+    def _bind(self, arrays, wants_grad):
         ctx = arrays[0].context
         args, grads, reqs = {}, {}, {}
-        given = dict(zip(self.input_names, arrays))
+        given = dict(zip(self.input_names, zip(arrays, wants_grad)))
         for name in self.arg_names:
             if name in given:
-                x = given[name]
+                x, wanted = given[name]
                 args[name] = x.copyto(ctx)
-                floating = np.dtype(x.dtype).kind == 'f'
-                reqs[name] = 'write' if floating else 'null'
-                if floating:
+                # an input outside any graph needs no gradient (no dx GEMM for the data)
+                reqs[name] = 'write' if wanted else 'null'
+                if wanted:
                     grads[name] = _nd.zeros(x.shape, ctx=ctx, dtype=x.dtype)
             else:
                 p = self.params[name]
@@ -98,12 +105,21 @@ class CachedGraph:
                     grads[name] = _nd.zeros(args[name].shape, ctx=ctx,
                                             dtype=args[name].dtype)
         aux = {name: self.params[name].data(ctx) for name in self.aux_names}
-        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
+        exe = self.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
+        exe._scratch_grads = dict(grads)
+        # outputs that are arguments (a graph returning an input or a parameter) are
+        # copied out; every other output gets a fresh array per call
+        args_ids = {id(a) for a in exe.arg_arrays}
+        exe._fresh_outputs = [id(o) not in args_ids for o in exe.outputs]
+        return exe
 
     def _take(self, arrays):
-        key = tuple((a.shape, a.dtype, a.context) for a in arrays)
+        recording = _STATE.recording
+        wants = tuple(recording and x._ag is not None and np.dtype(x.dtype).kind == 'f'
+                      for x in arrays)
+        key = tuple((a.shape, a.dtype, a.context) for a in arrays) + (wants,)
         idle = self.free.setdefault(key, [])
-        exe = idle.pop() if idle else self._bind(arrays)
+        exe = idle.pop() if idle else self._bind(arrays, wants)
         exe._cache_key = key
         return exe
 
@@ -116,10 +132,14 @@ class CachedGraph:
             raise ValueError(f"{self.block.name}: called with {len(arrays)} inputs, the "
                              f"hybridized graph takes {len(self.input_names)}")
         exe = self._take(arrays)
-        for name, x in zip(self.input_names, arrays):
-            x.copyto(exe.arg_dict[name])
+        bound = exe.arg_dict
+        swaps = [(bound[name], x) for name, x in zip(self.input_names, arrays)]
+        fresh = [_nd.empty(o.shape, o.context, o.dtype) if f else None
+                 for o, f in zip(exe.outputs, exe._fresh_outputs)]
+        swaps += [(o, f) for o, f in zip(exe.outputs, fresh) if f is not None]
+        exe._rebind_values(swaps)
         exe.forward(is_train=autograd.is_training())
-        outs = [o.copy() for o in exe.outputs]
+        outs = [o if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
         names = list(self.input_names) + [n for n in self.arg_names
                                           if n not in self.input_names]
         ins = list(arrays) + [exe.arg_dict[n] for n in names[len(arrays):]]

@@ -222,6 +222,12 @@ _SCALAR_ROWS = [
 ]
 
 
+# the rows above whose gradient is dy OP c(scalar), one kernel: kernel code -> (OP, c)
+_LINEAR = {'add': ('multiply', lambda s: 1.0), 'subtract': ('multiply', lambda s: 1.0),
+           'rsubtract': ('multiply', lambda s: -1.0), 'multiply': ('multiply', lambda s: s),
+           'divide': ('divide', lambda s: s)}
+
+
 class _ScalarOp(OpSpec):
     params = ParamSchema(Param('scalar', 'float', 1.0))
     code = None
@@ -236,6 +242,11 @@ class _ScalarOp(OpSpec):
                    req[0])
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        linear = _LINEAR.get(self.code)
+        if linear is not None and req[0] in _OVERWRITE:    # dx = dy·c or dy/c: one kernel
+            _ndarray.binary(out_grads[0], linear[1](p.scalar), BINARY_OPS[linear[0]],
+                            out=in_grads[0])
+            return
         value = self.grad(out_grads[0], ins[0], p.scalar, outs[0])
         assign(in_grads[0], lambda out: out.__setitem__(slice(None), value), req[0])
 

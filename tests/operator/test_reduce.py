@@ -5,6 +5,8 @@ and dtype inference and errors."""
 import numpy as np
 import pytest
 
+import mxcy as mx
+
 from mxcy import _ndarray
 from mxcy.base import DTYPE_CODES
 from mxcy.context import cpu
@@ -320,3 +322,32 @@ def test_sort_family_req_add(op, params):
     got = run(op, params, [Y], 'add', [b.copy() for b in base])
     for g, b, w in zip(got, base, want):
         np.testing.assert_allclose(g, b + w, rtol=1e-6)
+
+
+@pytest.mark.parametrize('op', ['sum', 'mean'])
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('shape,axis,exclude', [
+    ((6, 5), 1, False), ((6, 5), 0, False), ((2, 3, 4), (1, 2), False),
+    ((2, 3, 4), (0, 1), False), ((7, 1), 0, True), ((3, 4), None, False),
+    ((2, 3, 4), 1, False)])              # the last: a middle axis (the NumPy path)
+def test_sum_mean_forward_and_accumulated_backward(op, dtype, shape, axis, exclude):
+    """The GEMM paths (leading or trailing axes) and the NumPy path agree with NumPy,
+    forward and backward, also when the gradient accumulates (grad_req='add')."""
+    rng = np.random.default_rng(3)
+    xn = rng.standard_normal(shape).astype(dtype)
+    x = mx.nd.array(xn, dtype=dtype)
+    x.attach_grad(grad_req='add')
+    kwargs = {} if axis is None else {'axis': axis, 'exclude': exclude}
+    for _ in range(2):
+        with mx.autograd.record():
+            y = getattr(mx.nd, op)(x, **kwargs)
+        y.backward(mx.nd.array(np.arange(y.size).reshape(y.shape) + 1, dtype=dtype))
+    axes = None if axis is None else tuple(
+        a for a in range(len(shape)) if (a in np.atleast_1d(axis)) != exclude)
+    want = getattr(np, op)(xn.astype(np.float64), axis=axes)
+    np.testing.assert_allclose(y.asnumpy(), np.reshape(want, y.shape), rtol=1e-5, atol=1e-6)
+    dy = (np.arange(y.size).reshape(np.shape(want) or (1,)) + 1).reshape(
+        np.shape(np.sum(xn, axis=axes, keepdims=True)))
+    n = xn.size // max(1, np.size(want))
+    want_grad = 2 * np.broadcast_to(dy, shape) / (n if op == 'mean' else 1)
+    np.testing.assert_allclose(x.grad.asnumpy(), want_grad, rtol=1e-6)

@@ -1,0 +1,160 @@
+"""A hybridized block's cached executors (gluon/_cached.py) run with no copies: on the
+caller's inputs, into fresh outputs, with gradients written straight into their targets.
+These tests press where that could go wrong: outputs kept across calls, inputs with and
+without gradients through one signature, accumulated gradients, a block used twice in
+one pass, autograd.grad next to the parameters' own gradients, graphs that return an
+input or a parameter."""
+import numpy as np
+import pytest
+
+import mxcy as mx
+from mxcy import autograd, gluon
+
+RNG = np.random.default_rng(11)
+
+
+def mlp(hybrid=True):
+    net = gluon.nn.HybridSequential()
+    with net.name_scope():
+        net.add(gluon.nn.Dense(5, activation='tanh', in_units=6),
+                gluon.nn.Dense(3, in_units=5))
+    net.initialize(mx.init.Xavier())
+    if hybrid:
+        net.hybridize()
+    return net
+
+
+def twin_nets():
+    """The same network hybridized and imperative, same weights."""
+    a, b = mlp(True), mlp(False)
+    for pa, pb in zip(a.collect_params().values(), b.collect_params().values()):
+        pb.set_data(pa.data())
+    return a, b
+
+
+def data(*shape):
+    return mx.nd.array(RNG.standard_normal(shape))
+
+
+def test_outputs_kept_across_calls_are_not_overwritten():
+    net = mlp()
+    xs = [data(4, 6) for _ in range(3)]
+    outs = [net(x) for x in xs]
+    with autograd.record():
+        recorded = [net(x) for x in xs]
+    want = [mlp_reference(net, x) for x in xs]
+    for got in (outs, recorded):
+        for o, w in zip(got, want):
+            np.testing.assert_allclose(o.asnumpy(), w, rtol=1e-5, atol=1e-6)
+    assert len({id(o) for o in outs}) == 3
+
+
+def mlp_reference(net, x):
+    w1, b1, w2, b2 = [p.data().asnumpy() for p in net.collect_params().values()]
+    return np.tanh(x.asnumpy() @ w1.T + b1) @ w2.T + b2
+
+
+def test_the_input_is_read_in_place_and_later_writes_do_not_reach_back():
+    net = mlp()
+    x = data(4, 6)
+    before = mlp_reference(net, x)
+    y = net(x)
+    x[:] = 0            # pushed after the forward that reads x: y keeps the old input
+    np.testing.assert_allclose(y.asnumpy(), before, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(net(x).asnumpy(), mlp_reference(net, x), rtol=1e-5,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize('input_grad', [False, True])
+def test_gradients_equal_the_imperative_block(input_grad):
+    hyb, imp = twin_nets()
+    x = data(4, 6)
+    grads = []
+    for net in (hyb, imp):
+        xi = x.copy()
+        if input_grad:
+            xi.attach_grad()
+        with autograd.record():
+            loss = (net(xi) ** 2).sum()
+        loss.backward()
+        grads.append([p.grad().asnumpy() for p in net.collect_params().values()] +
+                     ([xi.grad.asnumpy()] if input_grad else []))
+    for g_h, g_i in zip(*grads):
+        np.testing.assert_allclose(g_h, g_i, rtol=1e-5, atol=1e-6)
+
+
+def test_one_signature_with_and_without_an_input_gradient():
+    net = mlp()
+    x = data(4, 6)
+    x.attach_grad()
+    plain = data(4, 6)
+    for _ in range(2):
+        with autograd.record():
+            loss = (net(plain) * net(x)).sum()
+        loss.backward()
+    # d/dx of sum(f(plain) * f(x)) through the imperative twin
+    _, imp = twin_nets()
+    for pi, ph in zip(imp.collect_params().values(), net.collect_params().values()):
+        pi.set_data(ph.data())
+    x2 = x.copy()
+    x2.attach_grad()
+    with autograd.record():
+        loss = (imp(plain) * imp(x2)).sum()
+    loss.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), x2.grad.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_accumulated_and_shared_parameter_gradients():
+    hyb, imp = twin_nets()
+    for net in (hyb, imp):
+        net.collect_params().setattr('grad_req', 'add')
+    x1, x2 = data(4, 6), data(4, 6)
+    results = []
+    for net in (hyb, imp):
+        for _ in range(2):                  # accumulates over two backward passes
+            with autograd.record():
+                loss = (net(x1) * net(x2)).sum()     # the block used twice in one pass
+            loss.backward()
+        results.append([p.grad().asnumpy() for p in net.collect_params().values()])
+    for g_h, g_i in zip(*results):
+        np.testing.assert_allclose(g_h, g_i, rtol=1e-5, atol=1e-5)
+
+
+def test_autograd_grad_leaves_the_parameters_gradients_alone():
+    net = mlp()
+    x = data(4, 6)
+    x.attach_grad()
+    with autograd.record():
+        (net(x) ** 2).sum().backward()
+    kept = [p.grad().asnumpy().copy() for p in net.collect_params().values()]
+    with autograd.record():
+        y = (net(x) ** 2).sum()
+    gx, = autograd.grad(y, [x])
+    np.testing.assert_allclose(gx.asnumpy(), x.grad.asnumpy(), rtol=1e-5, atol=1e-6)
+    for p, k in zip(net.collect_params().values(), kept):
+        np.testing.assert_array_equal(p.grad().asnumpy(), k)
+
+
+class PassThrough(gluon.HybridBlock):
+    """Returns its input, a parameter and a computed value."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.w = self.params.get('w', shape=(3,), init=mx.init.One())
+
+    def hybrid_forward(self, F, x, w):
+        return x, w, F.broadcast_mul(x, w)
+
+
+def test_a_graph_returning_its_input_and_a_parameter_copies_them_out():
+    block = PassThrough()
+    block.initialize()
+    block.hybridize()
+    x = data(2, 3)
+    x_out, w_out, prod = block(x)
+    x_out[:] = 5
+    w_out[:] = 7
+    np.testing.assert_array_equal(block.w.data().asnumpy(), [1, 1, 1])
+    assert x.asnumpy().max() < 5
+    np.testing.assert_allclose(prod.asnumpy(), x.asnumpy())
