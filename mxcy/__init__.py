@@ -29,6 +29,7 @@ from mxcy import initializer
 from mxcy import initializer as init
 from mxcy import metric
 from mxcy import io
+from mxcy import recordio
 
 
 from mxcy import model
