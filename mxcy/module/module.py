@@ -61,6 +61,7 @@ class Module(BaseModule):
         self._arg_params = None
         self._aux_params = None
         self._exec = None
+        self._monitor = None
         self._optimizer = None
         self._kvstore = None
         self._update_on_kvstore = False
@@ -169,7 +170,11 @@ class Module(BaseModule):
         for d in self._label_shapes or []:
             if d.name in self._label_names:
                 shapes[d.name] = d.shape
-        self._exec = self._exec.reshape(allow_up_sizing=True, **shapes)
+        old, self._exec = self._exec, self._exec.reshape(allow_up_sizing=True, **shapes)
+        if self._monitor is not None and old in self._monitor.exes:
+            # the monitor follows the module to its new executor (MXNet's lost it)
+            self._monitor.exes[self._monitor.exes.index(old)] = self._exec
+            self._exec.set_monitor_callback(old._monitor, old._monitor_all)
 
     # ------------------------------------------------------------ parameters
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
@@ -344,6 +349,10 @@ class Module(BaseModule):
         getattr(eval_metric, 'update_async', eval_metric.update)(labels, outputs)
 
     def install_monitor(self, monitor):
+        """Install `monitor` (``mx.monitor.Monitor``) on the executor; it stays installed
+        when a batch of another shape reshapes the module."""
+        assert self.binded, 'call bind before install_monitor'
+        self._monitor = monitor
         monitor.install(self._exec)
 
     # ------------------------------------------------------------ checkpoints
