@@ -82,7 +82,7 @@ def test_prediction_pattern_sort_interval_and_list_stats(golden):
 
 def test_toc_print_and_default_stat(caplog):
     x = mx.sym.Variable('x')
-    net = mx.sym.relu(x * 2, name='r')
+    net = mx.sym.relu(mx.sym._mul_scalar(x, scalar=2, name='twice'), name='r')
     exe = net.simple_bind(mx.cpu(), x=(2, 2))
     exe.arg_dict['x'][:] = np.array([[3, -4], [0, 0]], np.float32)
     mon = mx.monitor.Monitor(1)
@@ -93,7 +93,7 @@ def test_toc_print_and_default_stat(caplog):
         mon.toc_print()
     lines = [r.getMessage() for r in caplog.records]
     # default statistic: norm / sqrt(size); relu([6, -8, 0, 0]) -> 6 / 2
-    assert lines == ['Batch:       1 _mulscalar0_output             5.0\t',
+    assert lines == ['Batch:       1 twice_output                   5.0\t',
                      'Batch:       1 r_output                       3.0\t',
                      'Batch:       1 x                              2.5\t']
 
