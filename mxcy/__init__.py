@@ -29,6 +29,9 @@ from mxcy import initializer
 from mxcy import initializer as init
 from mxcy import metric
 from mxcy import io
+from mxcy import recordio
+from mxcy import monitor
+from mxcy import monitor as mon
 
 
 from mxcy import model

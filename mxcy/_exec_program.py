@@ -60,6 +60,7 @@ class BackwardProgram:
             state.add_head(entry, entry)        # placeholder: resolved per run
         entries = exe._entries
         steps = []
+        self.node_names = []          # per step, for a monitor callback
         for node in reversed(exe._nodes):
             if node.is_variable or not exe._needs_grad[id(node)]:
                 continue
@@ -85,6 +86,7 @@ class BackwardProgram:
                 continue
             steps.append((node.op.backward, node.params, reqs, out_g, ins[:nargs], outs,
                           in_grads, ins[nargs:], slots))
+            self.node_names.append(node.name)
         self.steps = steps
         # an output that is a variable: its head gradient goes into the variable's gradient
         # after every operator's contribution, written if none came and grad_req is
@@ -110,7 +112,12 @@ class BackwardProgram:
             if var_head[1] is old:
                 var_head[1] = new
 
-    def run(self, head_grads):
+    def run(self, head_grads, monitor=None):
+        """Push every backward step; `monitor` (an executor's monitor callback) gets the
+        input gradients each step writes."""
+        if monitor is not None:
+            self._run_monitored(head_grads, monitor)
+            return
         for backward, params, reqs, out_g, ins, outs, in_grads, aux, slots in self.steps:
             if slots:
                 out_g = list(out_g)
@@ -118,6 +125,26 @@ class BackwardProgram:
                     g = head_grads[s.head]
                     out_g[s.pos] = g if s.buf is None else s.buf + g
             backward(params, reqs, out_g, ins, outs, in_grads, aux)
+        self._var_heads(head_grads)
+
+    def _run_monitored(self, head_grads, monitor):
+        for name, step in zip(self.node_names, self.steps):
+            backward, params, reqs, out_g, ins, outs, in_grads, aux, slots = step
+            if slots:
+                out_g = list(out_g)
+                for s in slots:
+                    g = head_grads[s.head]
+                    out_g[s.pos] = g if s.buf is None else s.buf + g
+            backward(params, reqs, out_g, ins, outs, in_grads, aux)
+            # NOTE: a gradient accumulated into ('add') shows the sum so far, not this
+            # node's own contribution; null gradients are not computed, so not shown
+            one = len(in_grads) == 1
+            for j, (g, req) in enumerate(zip(in_grads, reqs)):
+                if g is not None and req != 'null':
+                    monitor(f"{name}_backward_output{'' if one else j}", g)
+        self._var_heads(head_grads)
+
+    def _var_heads(self, head_grads):
         for k, grad, add in self.var_heads:
             if add:
                 grad += head_grads[k]

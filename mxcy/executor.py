@@ -103,7 +103,8 @@ class Executor:
                             for n, g in zip(self._arg_names, grads)]
         self._check_bound_arrays()
         self._build(_shared_buffers)
-        self._monitor = None
+        self._monitor = None          # set_monitor_callback
+        self._monitor_all = False
         self._fwd_program = None      # built at the first forward / backward
         self._bwd_program = None
         self._grad_slots = {}        # name -> (argument index, variable node ids)
@@ -232,12 +233,17 @@ class Executor:
             self._fwd_program.run(is_train)
             return self.outputs
         self._fwd_program.discard_stale_errors()
+        monitor, monitor_all = self._monitor, self._monitor_all
         op_nodes = [n for n in self._nodes if not n.is_variable]
         for node, step in zip(op_nodes, self._fwd_program.steps):
             forward, params, reqs, ins, outs, aux = step
+            if monitor_all:
+                names = node.op.arguments(params) + node.op.aux_states(params)
+                for name, arr in zip(names, ins + aux):
+                    monitor(f"{node.name}_{name}", arr)
             forward(params, is_train, reqs, ins, outs, aux)
             for name, arr in zip(node.output_names(False), outs):
-                self._monitor(name, arr)
+                monitor(name, arr)
         return self.outputs
 
     def backward(self, out_grads=None, is_train=True):
@@ -280,7 +286,7 @@ class Executor:
             return
         if self._bwd_program is None:
             self._bwd_program = BackwardProgram(self)
-        self._bwd_program.run(head_grads)
+        self._bwd_program.run(head_grads, self._monitor)
 
     # ------------------------------------------------------------ views
     @property
@@ -310,7 +316,23 @@ class Executor:
         return self._plan.naive_bytes
 
     def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, array)`` for every operator output as forward and
+        backward push it (``mx.monitor.Monitor`` installs one): forward outputs as
+        ``<node>_<output>`` (``fc1_output``, ``bn_mean``), backward ones (the gradients
+        of a node's inputs) as ``<node>_backward_output<i>`` (no ``<i>`` for a
+        one-input node), as MXNet 1.9.1 names them. With ``monitor_all=True`` each
+        node's inputs come first, as ``<node>_<argument>`` (``fc1_weight``).
+
+        The callback runs on the pushing thread before the next operator is pushed, so
+        an operation it pushes on `array` (a statistic) sees this value even where the
+        memory plan reuses the buffer later. None removes the callback; without one
+        forward and backward take their unmonitored path.
+        """
+        if callback is not None and not callable(callback):
+            raise TypeError(f"set_monitor_callback: callback must be callable, got "
+                            f"{type(callback).__name__}")
         self._monitor = callback
+        self._monitor_all = bool(monitor_all) and callback is not None
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy values into the bound arguments / auxiliary states by name."""

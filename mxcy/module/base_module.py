@@ -13,6 +13,7 @@ import numpy as np
 
 from mxcy import metric as metric_module
 from mxcy import ndarray as nd
+from mxcy.base import MXNetError
 from mxcy.model import BatchEndParam
 
 
@@ -32,8 +33,18 @@ def _call_all(callbacks, *args):
 
 
 def _reset_for_predict(data_iter):
-    """Each sample once, no roll-over carry (mx#5690), where the iterator supports it."""
-    getattr(data_iter, 'reset_for_predict', data_iter.reset)()
+    """Each sample once, no roll-over carry (mx#5690), where the iterator supports it (a
+    plain list of batches has nothing to reset)."""
+    reset = getattr(data_iter, 'reset_for_predict', getattr(data_iter, 'reset', None))
+    if reset is not None:
+        reset()
+
+
+def _batch_label(batch):
+    """A batch's labels or None: any object with a ``data`` attribute is a batch (MXNet's
+    prediction tutorial uses ``namedtuple('Batch', ['data'])``); ``label``, ``pad``,
+    ``index``, ``bucket_key``, ``provide_data`` and ``provide_label`` are optional."""
+    return getattr(batch, 'label', None)
 
 
 class _WarningsOnly:
@@ -80,7 +91,11 @@ class BaseModule:
             if num_batch is not None and nbatch == num_batch:
                 break
             self.forward(batch, is_train=False)
-            self.update_metric(eval_metric, batch.label)
+            labels = _batch_label(batch)
+            if labels is None:
+                raise MXNetError(f"score: batch {nbatch} ({type(batch).__name__}) has no "
+                                 "label to score the outputs against")
+            self.update_metric(eval_metric, labels)
             _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
             actual = nbatch + 1
         if _call_all(score_end_callback, BatchEndParam(epoch, actual, eval_metric, locals())):
@@ -96,7 +111,7 @@ class BaseModule:
             if num_batch is not None and nbatch == num_batch:
                 break
             self.forward(batch, is_train=False)
-            pad = batch.pad or 0
+            pad = getattr(batch, 'pad', 0) or 0
             outputs = [out[0:out.shape[0] - pad] for out in self.get_outputs()]
             yield outputs, nbatch, batch
 
@@ -152,7 +167,7 @@ class BaseModule:
                     monitor.tic()
                 self.forward_backward(data_batch)
                 self.update()
-                self.update_metric(eval_metric, data_batch.label)
+                self.update_metric(eval_metric, _batch_label(data_batch))
                 if monitor is not None:
                     monitor.toc_print()
                 stop = _call_all(batch_end_callback,

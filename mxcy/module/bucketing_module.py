@@ -15,7 +15,7 @@ import logging
 
 from mxcy.base import MXNetError
 from mxcy.context import cpu
-from mxcy.module.base_module import BaseModule
+from mxcy.module.base_module import BaseModule, _batch_label
 from mxcy.module.module import Module
 
 
@@ -224,24 +224,31 @@ class BucketingModule(BaseModule):
         """Bind the batch's bucket ahead of time (the current bucket is kept)."""
         self._check_bound('prepare')
         key, module = self._curr_bucket_key, self._curr_module
-        self.switch_bucket(data_batch.bucket_key, data_batch.provide_data,
-                           data_batch.provide_label)
+        self.switch_bucket(*self._batch_bucket(data_batch))
         self._curr_bucket_key, self._curr_module = key, module
+
+    def _batch_bucket(self, data_batch):
+        """(bucket key, data shapes, label shapes) of a batch; a batch without bucket_key
+        or provide_data/provide_label (any object with ``data``) gets the default bucket
+        and the shapes of its arrays."""
+        key = getattr(data_batch, 'bucket_key', None)
+        if key is None:
+            key = self._default_bucket_key
+        data_shapes = getattr(data_batch, 'provide_data', None)
+        if data_shapes is None:
+            data_shapes = [(n, a.shape) for n, a in zip(self.data_names, data_batch.data)]
+        label_shapes = getattr(data_batch, 'provide_label', None)
+        labels = _batch_label(data_batch)
+        if label_shapes is None and labels:
+            module = self._curr_module or self._buckets[self._default_bucket_key]
+            label_shapes = [(d.name, a.shape) for d, a in
+                            zip(module.label_shapes or [], labels)]
+        return key, data_shapes, label_shapes
 
     def forward(self, data_batch, is_train=None):
         if not (self.binded and self.params_initialized):
             raise MXNetError("BucketingModule.forward: bind and init_params first")
-        key = data_batch.bucket_key
-        if key is None:
-            key = self._default_bucket_key
-        data_shapes = data_batch.provide_data
-        if data_shapes is None:
-            data_shapes = [(n, a.shape) for n, a in zip(self.data_names, data_batch.data)]
-        label_shapes = data_batch.provide_label
-        if label_shapes is None and data_batch.label:
-            label_shapes = [(d.name, a.shape) for d, a in
-                            zip(self._curr_module.label_shapes or [], data_batch.label)]
-        self.switch_bucket(key, data_shapes, label_shapes)
+        self.switch_bucket(*self._batch_bucket(data_batch))
         self._curr_module.forward(data_batch, is_train=is_train)
 
     def backward(self, out_grads=None):

@@ -14,7 +14,7 @@ from mxcy import optimizer as opt
 from mxcy.base import MXNetError
 from mxcy.context import cpu
 from mxcy.io import DataDesc
-from mxcy.module.base_module import BaseModule
+from mxcy.module.base_module import BaseModule, _batch_label
 
 
 def _descs(shapes):
@@ -24,6 +24,9 @@ def _descs(shapes):
     for s in shapes:
         out.append(s if isinstance(s, DataDesc) else DataDesc(s[0], tuple(s[1])))
     return out
+
+
+_LEAVE_MISSING = object()     # set_params' initializer: leave missing parameters alone
 
 
 class Module(BaseModule):
@@ -58,6 +61,7 @@ class Module(BaseModule):
         self._arg_params = None
         self._aux_params = None
         self._exec = None
+        self._monitor = None
         self._optimizer = None
         self._kvstore = None
         self._update_on_kvstore = False
@@ -166,7 +170,11 @@ class Module(BaseModule):
         for d in self._label_shapes or []:
             if d.name in self._label_names:
                 shapes[d.name] = d.shape
-        self._exec = self._exec.reshape(allow_up_sizing=True, **shapes)
+        old, self._exec = self._exec, self._exec.reshape(allow_up_sizing=True, **shapes)
+        if self._monitor is not None and old in self._monitor.exes:
+            # the monitor follows the module to its new executor (MXNet's lost it)
+            self._monitor.exes[self._monitor.exes.index(old)] = self._exec
+            self._exec.set_monitor_callback(old._monitor, old._monitor_all)
 
     # ------------------------------------------------------------ parameters
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
@@ -175,7 +183,8 @@ class Module(BaseModule):
         if self.params_initialized and not force_init:
             return
         assert self.binded, 'call bind before init_params'
-        initializer = initializer if initializer is not None else init.Uniform(0.01)
+        leave_missing = initializer is _LEAVE_MISSING
+        initializer = init.Uniform(0.01) if initializer in (None, _LEAVE_MISSING) else initializer
         attrs = self._symbol.attr_dict()
         for names, given, arrays in ((self._param_names, arg_params, self._exec.arg_dict),
                                      (self._aux_names, aux_params, self._exec.aux_dict)):
@@ -190,7 +199,7 @@ class Module(BaseModule):
                 elif given is not None and not allow_missing:
                     raise MXNetError(f"init_params: {name!r} is missing from the given "
                                      "parameters (pass allow_missing=True to initialise it)")
-                else:
+                elif not (leave_missing and given is not None):
                     initializer(init.InitDesc(name, attrs.get(name, {})), target)
         if not allow_extra:
             for given, names in ((arg_params, self._param_names), (aux_params, self._aux_names)):
@@ -211,8 +220,11 @@ class Module(BaseModule):
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
+        # as MXNet: what `arg_params`/`aux_params` lack (with allow_missing=True) is left
+        # as it is -- no initializer runs, so a label input in the parameters is fine
         if not self.params_initialized or force_init:
-            self.init_params(arg_params=arg_params, aux_params=aux_params,
+            self.init_params(initializer=_LEAVE_MISSING, arg_params=arg_params,
+                             aux_params=aux_params,
                              allow_missing=allow_missing, force_init=True,
                              allow_extra=allow_extra)
 
@@ -284,15 +296,17 @@ class Module(BaseModule):
             data_shapes = [DataDesc(d.name, tuple(a.shape), d.dtype)
                            for d, a in zip(self._data_shapes, data_batch.data)]
             label_shapes = None
-            if self._label_shapes and data_batch.label:
+            labels = _batch_label(data_batch)
+            if self._label_shapes and labels:
                 label_shapes = [DataDesc(d.name, tuple(a.shape), d.dtype)
-                                for d, a in zip(self._label_shapes, data_batch.label)]
+                                for d, a in zip(self._label_shapes, labels)]
             self.reshape(data_shapes, label_shapes)
         args = self._exec.arg_dict
         for name, arr in zip(self._data_names, data_batch.data):
             _copy_in(arr, args[name])
-        if data_batch.label is not None:
-            for name, arr in zip(self._label_names, data_batch.label):
+        labels = _batch_label(data_batch)
+        if labels is not None:
+            for name, arr in zip(self._label_names, labels):
                 _copy_in(arr, args[name])
         self._last_pad = getattr(data_batch, 'pad', 0) or 0
         self._exec.forward(is_train=is_train)
@@ -335,6 +349,10 @@ class Module(BaseModule):
         getattr(eval_metric, 'update_async', eval_metric.update)(labels, outputs)
 
     def install_monitor(self, monitor):
+        """Install `monitor` (``mx.monitor.Monitor``) on the executor; it stays installed
+        when a batch of another shape reshapes the module."""
+        assert self.binded, 'call bind before install_monitor'
+        self._monitor = monitor
         monitor.install(self._exec)
 
     # ------------------------------------------------------------ checkpoints

@@ -6,14 +6,18 @@ into the original one. ``SimpleDataset`` wraps a list or array; ``ArrayDataset``
 several of them into tuples (a 1-D NDArray is held as NumPy, as MXNet did, so its items
 are NumPy scalars rather than 0-d arrays).
 
-``RecordFileDataset`` is left out until mxcy has ``mx.recordio``.
+``RecordFileDataset`` gives the raw records of a ``.rec`` file through its ``.idx``; its
+reader reopens the file in a DataLoader worker process (``MXRecordIO``'s per-process
+rule), so workers never share a file offset.
 """
 import operator
+import os
 
+from mxcy import recordio
 from mxcy._ndarray import NDArray
 from mxcy.gluon.data.sampler import FilterSampler, Sampler, SequentialSampler
 
-__all__ = ['Dataset', 'SimpleDataset', 'ArrayDataset']
+__all__ = ['Dataset', 'SimpleDataset', 'ArrayDataset', 'RecordFileDataset']
 
 
 class Dataset:
@@ -161,3 +165,19 @@ class ArrayDataset(Dataset):
 
     def __len__(self):
         return self._length
+
+
+class RecordFileDataset(Dataset):
+    """The records of RecordIO file `filename` (bytes), in the order of its index file
+    (the same path with ``.idx`` for the extension)."""
+
+    def __init__(self, filename):
+        self.idx_file = os.path.splitext(filename)[0] + '.idx'
+        self.filename = filename
+        self._record = recordio.MXIndexedRecordIO(self.idx_file, self.filename, 'r')
+
+    def __getitem__(self, idx):
+        return self._record.read_idx(self._record.keys[idx])
+
+    def __len__(self):
+        return len(self._record.keys)
