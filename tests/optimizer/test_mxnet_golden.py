@@ -112,3 +112,21 @@ def test_fixtures_cover_every_optimizer_and_update_op():
     ops = {c['op'] for c in CASES['ops']}
     assert len(ops) == 25
     assert all(hasattr(mx.nd, o) and hasattr(mx.sym, o) for o in ops)
+
+
+@pytest.mark.parametrize('call, words', [
+    (lambda w: mx.nd.sgd_update(w, mx.nd.ones((3,)), lr=0.1),
+     ['sgd_update', "'grad'", '(2, 3)', '(3,)']),
+    (lambda w: mx.nd.adam_update(w, w, w, mx.nd.ones((2, 2)), lr=0.1),
+     ['adam_update', "'var'", '(2, 3)', '(2, 2)']),
+    (lambda w: mx.nd.sgd_mom_update(w, w.astype('float16'), w, lr=0.1),
+     ['sgd_mom_update', "'grad'", 'float16', 'float32']),
+    (lambda w: mx.nd.mp_sgd_update(w.astype('float16'), w.astype('float16'),
+                                   w.astype('float16'), lr=0.1),
+     ['mp_sgd_update', "'weight32'", 'float16', 'float32']),
+])
+def test_bad_input_names_op_argument_and_both_sides(call, words):
+    with pytest.raises(mx.base.MXNetError) as info:
+        call(mx.nd.zeros((2, 3)))
+    for w in words:
+        assert w in str(info.value)
