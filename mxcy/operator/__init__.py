@@ -6,6 +6,7 @@ from mxcy.operator._spec import OpSpec, ShapeError, register_op, get_op, list_op
 from mxcy.operator import nn, conv, loss, elemwise, tensor  # noqa: F401  (registers the operators)
 from mxcy.operator import activation, norm, rnn, custom, init_ops  # noqa: F401
 from mxcy.operator import views, ctc  # noqa: F401
+from mxcy.operator import optimizer_ops, optimizer_multi_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
 
 __all__ = ['OpSpec', 'ShapeError', 'register_op', 'get_op', 'list_ops',

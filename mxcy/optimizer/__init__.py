@@ -7,7 +7,11 @@ from mxcy.optimizer.optimizer import (Optimizer, Updater, alias, create, get_upd
 from mxcy.optimizer.sgd import SGD
 from mxcy.optimizer.nag import NAG
 from mxcy.optimizer.adam import Adam
-from mxcy.optimizer.adagrad import AdaGrad
+from mxcy.optimizer.adagrad import AdaGrad, GroupAdaGrad
+from mxcy.optimizer.adamax import Adamax, Nadam
+from mxcy.optimizer.ftml import FTML
+from mxcy.optimizer.sgld import DCASGD, SGLD, Test
+from mxcy.optimizer.lars import LARS, LBSGD
 from mxcy.optimizer.rmsprop import RMSProp
 from mxcy.optimizer.adadelta import AdaDelta
 from mxcy.optimizer.ftrl import Ftrl
@@ -15,4 +19,6 @@ from mxcy.optimizer.signum import Signum
 from mxcy.optimizer.lamb import LAMB
 
 __all__ = ['Optimizer', 'Updater', 'get_updater', 'register', 'alias', 'create',
-           'SGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl', 'Signum', 'LAMB']
+           'SGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl', 'Signum', 'LAMB',
+           'GroupAdaGrad', 'Adamax', 'Nadam', 'FTML', 'SGLD', 'DCASGD', 'Test', 'LARS',
+           'LBSGD']

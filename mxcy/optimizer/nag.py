@@ -1,4 +1,7 @@
 """``nag``: Nesterov accelerated gradient (MXNet 1.x ``mx.optimizer.NAG``)."""
+import numpy as np
+
+from mxcy import ndarray as nd
 from mxcy._ndarray import zeros
 from mxcy.optimizer.optimizer import Optimizer, _number, register
 
@@ -15,8 +18,11 @@ class NAG(Optimizer):
         if momentum == 0:
             w = w - lr * g
         else:
-            m = momentum * m + g
-            w = w - lr * (g + momentum * m)
+            m = momentum * m - lr * g
+            w = w + momentum * m - lr * g
+
+    One ``nag_mom_update`` (``mp_nag_mom_update`` for float16 with
+    ``multi_precision``) per step, as MXNet.
 
     Parameters: ``momentum=0.0``; the rest as ``Optimizer``. The state is the momentum
     array, or None when ``momentum == 0``.
@@ -33,12 +39,21 @@ class NAG(Optimizer):
 
     def update(self, index, weight, grad, state):
         lr, wd = self._begin_update(index, weight, grad)
-        g = self._scaled_grad(grad)
-        if wd:
-            g += weight * wd
-        if state is not None:
-            state *= self.momentum
-            state += g
-            g += state * self.momentum
-        g *= lr
-        weight -= g
+        kw = dict(out=weight, lr=lr, wd=wd, rescale_grad=self.rescale_grad,
+                  clip_gradient=self.clip_gradient if self.clip_gradient else -1.0)
+        if state is None:
+            nd.sgd_update(weight, grad, **kw)
+        else:
+            nd.nag_mom_update(weight, grad, state, momentum=self.momentum, **kw)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        if not (self.multi_precision and weight.dtype == np.float16):
+            return self.update(index, weight, grad, state)
+        weight32, mom = state
+        lr, wd = self._begin_update(index, weight, grad)
+        kw = dict(out=weight, lr=lr, wd=wd, rescale_grad=self.rescale_grad,
+                  clip_gradient=self.clip_gradient if self.clip_gradient else -1.0)
+        if mom is None:
+            nd.mp_sgd_update(weight, grad, weight32, **kw)
+        else:
+            nd.mp_nag_mom_update(weight, grad, mom, weight32, momentum=self.momentum, **kw)

@@ -280,6 +280,8 @@ def _mult_dict(owner, mults):
 
 
 register = registry.get_register_func(Optimizer, 'optimizer')
+# MXNet's ``Optimizer.opt_registry``: the live dict registered name -> class
+Optimizer.opt_registry = registry._registry(Optimizer, 'optimizer')
 alias = registry.get_alias_func(Optimizer, 'optimizer')
 create = registry.get_create_func(Optimizer, 'optimizer')
 

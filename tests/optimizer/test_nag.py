@@ -11,8 +11,8 @@ def reference(w, g, m, t, lr, wd, opt):
     g = (np.clip(opt.rescale_grad * g, -c, c) if c else opt.rescale_grad * g) + wd * w
     if opt.momentum == 0:
         return w - lr * g, m
-    m = opt.momentum * m + g
-    return w - lr * (g + opt.momentum * m), m
+    m = opt.momentum * m - lr * g
+    return w + opt.momentum * m - lr * g, m
 
 
 @pytest.mark.parametrize('config', ['plain', 'wd_rescale_clip', 'mults'])
