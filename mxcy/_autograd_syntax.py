@@ -49,6 +49,16 @@ def _fn(name):
     return fn
 
 
+def arith_specs():
+    """({kernel code: (registry spec on two arrays, on a scalar, operands swapped)},
+    Params): what the recorded arithmetic dunders record (their C path,
+    _ndarray_autograd.pxi)."""
+    from mxcy.operator import get_op
+    from mxcy.operator._params import Params
+    return {code: (get_op(_OPS[name][0]), get_op(_OPS[name][1]), _OPS[name][2])
+            for code, name in _CODE.items() if name in _OPS}, Params
+
+
 class Hooks:
     """What _ndarray asks while some thread records (see _ndarray_autograd.pxi)."""
 

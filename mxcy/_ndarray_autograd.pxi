@@ -18,15 +18,81 @@ def _add_recording_thread(int delta):
     g_recording_threads += delta
 
 
+cdef dict _ARITH_SPECS = None         # op code -> (spec on two arrays, spec on a scalar,
+cdef object _ARITH_BUILDER = None      #   operands swapped), built at the first use
+cdef dict _SCALAR_PARAMS = {}          # scalar -> its Params
+cdef object _PARAMS = None             # mxcy.operator._params.Params
+cdef object _NO_PARAMS = None
+
+
+def _set_arith_specs(builder):
+    """autograd's builder of (the table of registry ops that record the arithmetic
+    dunders, the Params class), called at the first recorded dunder: the registry is
+    complete by then."""
+    global _ARITH_BUILDER
+    _ARITH_BUILDER = builder
+
+
 cdef object _arith(NDArray x, other, int op, int rop, object out):
     """The arithmetic dunders: recorded by autograd when it records and an operand (or
     the in-place target) belongs to a graph, else straight to the kernel."""
     cdef object r
     if g_recording_threads:
+        if out is None:
+            r = _recorded_arith(x, other, op, rop)
+            if r is not None:
+                return r
         r = _AG.binary(x, other, op, out)
         if r is not NotImplemented:
             return r
     return _binary(x, other, op, rop, out)
+
+
+cdef object _recorded_arith(NDArray x, other, int op, int rop):
+    """The common recorded case in C: the kernel, then one graph node of the registry op
+    MXNet records (broadcast_mul, _mul_scalar ...), as ``mx.nd`` would record it. None:
+    not this case (an in-place target, an odd operand, nothing of a graph), left to the
+    general path."""
+    global _ARITH_SPECS, _PARAMS, _NO_PARAMS
+    cdef NDArray y = None
+    cdef list inputs
+    cdef tuple entry
+    cdef double scalar
+    if isinstance(other, float) or type(other) is int:
+        if x._ag is None:
+            return None
+        scalar = other
+    elif isinstance(other, NDArray):
+        y = <NDArray>other
+        if x._ag is None and y._ag is None:
+            return None
+    else:
+        return None
+    if not _AG.recording():
+        return None
+    if _ARITH_SPECS is None:
+        _ARITH_SPECS, _PARAMS = _ARITH_BUILDER()
+        _NO_PARAMS = _PARAMS({})
+    entry = _ARITH_SPECS.get(op)
+    if entry is None:
+        return None
+    result = _binary(x, other, op, rop, None)
+    if y is None:
+        spec = entry[1]
+        params = _SCALAR_PARAMS.get(scalar)
+        if params is None:
+            if len(_SCALAR_PARAMS) > 1024:
+                _SCALAR_PARAMS.clear()
+            params = _SCALAR_PARAMS[scalar] = _PARAMS({'scalar': scalar})
+        inputs = [x]
+    else:
+        spec = entry[0]
+        params = _NO_PARAMS
+        inputs = [y, x] if entry[2] else [x, y]
+    versions = input_versions(inputs, len(inputs)) \
+        if 'inputs' in spec.backward_needs else None
+    record_call(spec, params, len(inputs), inputs, versions, [result])
+    return result
 
 
 def _autograd():

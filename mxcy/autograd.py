@@ -557,3 +557,4 @@ class Function:
 from mxcy import _autograd_syntax  # noqa: E402  (needs the names above)
 
 _ndarray._set_autograd_hook(_autograd_syntax.Hooks(_STATE, check_not_in_graph))
+_ndarray._set_arith_specs(_autograd_syntax.arith_specs)

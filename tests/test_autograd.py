@@ -107,6 +107,42 @@ def test_recorded_indexing_errors_name_the_key():
             x[[0, 1], 1:]
 
 
+@pytest.mark.parametrize('expr', [
+    'x * 2', '2 * x', 'x - 3', '3 - x', '1.5 / x', 'x / 4', 'x ** 2', '2 ** x',
+    'x * np.float64(2.5)', 'x + c', 'c - x', 'c / x', 'x * c', 'x % 1.5', 'x > c',
+    'x + True', 'x * [1.0, 2.0, 3.0]'])
+def test_recorded_arithmetic_syntax(expr):
+    """The dunders' recorded C path and the general path give the registry op MXNet
+    records, its value and its gradient (checked against float64 differences)."""
+    xn = np.array([0.5, 1.0, 2.0])
+    c = mx.nd.array([2.0, -1.0, 3.0], dtype='float64')
+
+    def f(values):
+        x = mx.nd.array(values, dtype='float64')
+        x.attach_grad()
+        with autograd.record():
+            y = eval(expr, {'x': x, 'c': c, 'np': np})
+            total = (y * y).sum() if y.dtype != np.bool_ else y.sum()
+        return x, y, total
+    x, y, total = f(xn)
+    assert autograd.get_symbol(y).list_arguments()[0] == 'var0'
+    total.backward()
+    eps = 1e-6
+    numeric = [(f(xn + eps * e)[2].asscalar() - f(xn - eps * e)[2].asscalar()) / (2 * eps)
+               for e in np.eye(3)]
+    np.testing.assert_allclose(x.grad.asnumpy(), numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_recorded_syntax_records_mxnets_operators():
+    x = variable([1., 2.])
+    c = mx.nd.array([3., 4.])
+    with autograd.record():
+        y = (3 - x) * c + x / 2
+    ops = [n['op'] for n in __import__('json').loads(autograd.get_symbol(y).tojson())['nodes']]
+    assert ops == ['null', '_rminus_scalar', 'null', 'broadcast_mul', '_div_scalar',
+                   'broadcast_add']
+
+
 def test_a_square_uses_both_inputs():
     x = variable([1., -2., 3.])
     with autograd.record():

@@ -130,13 +130,14 @@ class _BinaryOp(OpSpec):
         for i, (g, r) in enumerate(zip(self.grads, req)):
             if r == 'null':
                 continue
-            value = g(dy, x, y, outs[0])
+            value = g(dy, x, y, outs[0] if outs else None)
             if self.broadcast:
                 value = sum_to_shape(value, ins[i].shape)
             assign(in_grads[i], lambda out, v=value: out.__setitem__(slice(None), v), r)
 
     def grad_graph(self, p, out_grads, ins, outs):
-        values = [g(out_grads[0], ins[0], ins[1], outs[0]) for g in self.grads]
+        o = outs[0] if outs else None     # None where backward_needs has no outputs
+        values = [g(out_grads[0], ins[0], ins[1], o) for g in self.grads]
         if self.broadcast:
             values = [sum_to_shape(v, x.shape) for v, x in zip(values, ins)]
         return values
@@ -179,13 +180,22 @@ def _json_named(name, aliases):
     return canonical, (name,) + tuple(a for a in aliases if a != canonical)
 
 
+# What each gradient reads (less kept alive by autograd and the executor's memory plan);
+# the shapes of the inputs are always at hand
+_ALL_NEEDS = ('out_grads', 'inputs', 'outputs')
+_BINARY_NEEDS = {'add': ('out_grads',), 'subtract': ('out_grads',),
+                 'multiply': ('out_grads', 'inputs'), None: ()}
+
+
 def _register_binary(name, aliases, code, grads, broadcast):
     name, aliases = _json_named(name, aliases)
     base = (_BinaryOp,) if grads else (_ZeroGrad, _BinaryOp)
     doc = (f"{'Broadcast' if broadcast else 'Elementwise'} {code} of lhs and rhs"
            f"{' (NumPy broadcasting; gradients summed back to each shape)' if broadcast else ''}.")
     cls = type(name, base, {'name': name, 'aliases': aliases, 'code': code, 'grads': grads,
-                            'broadcast': broadcast, '__doc__': doc})
+                            'broadcast': broadcast, '__doc__': doc,
+                            'backward_needs': _BINARY_NEEDS.get(code if grads else None,
+                                                                _ALL_NEEDS)})
     register_op(cls)
 
 
@@ -247,11 +257,11 @@ class _ScalarOp(OpSpec):
             _ndarray.binary(out_grads[0], linear[1](p.scalar), BINARY_OPS[linear[0]],
                             out=in_grads[0])
             return
-        value = self.grad(out_grads[0], ins[0], p.scalar, outs[0])
+        value = self.grad(out_grads[0], ins[0], p.scalar, outs[0] if outs else None)
         assign(in_grads[0], lambda out: out.__setitem__(slice(None), value), req[0])
 
     def grad_graph(self, p, out_grads, ins, outs):
-        return [self.grad(out_grads[0], ins[0], p.scalar, outs[0])]
+        return [self.grad(out_grads[0], ins[0], p.scalar, outs[0] if outs else None)]
 
 
 for _name, _aliases, _code, _grad in _SCALAR_ROWS:
@@ -259,7 +269,9 @@ for _name, _aliases, _code, _grad in _SCALAR_ROWS:
     _base = (_ScalarOp,) if _grad else (_ZeroGrad, _ScalarOp)
     register_op(type(_name, _base, {'name': _name, 'aliases': _aliases, 'code': _code,
                                     'grad': staticmethod(_grad) if _grad else None,
-                                    '__doc__': f"Elementwise {_code} of data and scalar."}))
+                                    '__doc__': f"Elementwise {_code} of data and scalar.",
+                                    'backward_needs': ('out_grads',) if _code in _LINEAR or
+                                    not _grad else _ALL_NEEDS}))
 
 
 # ---------------------------------------------------------------- unary ops
