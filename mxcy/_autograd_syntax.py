@@ -50,13 +50,19 @@ def _fn(name):
 
 
 def arith_specs():
-    """({kernel code: (registry spec on two arrays, on a scalar, operands swapped)},
-    Params): what the recorded arithmetic dunders record (their C path,
-    _ndarray_autograd.pxi)."""
+    """({kernel code: (registry spec on two arrays, on a scalar, operands swapped,
+    whether each spec's backward reads its inputs)}, Params): what the recorded
+    arithmetic dunders record (their C path, _ndarray_autograd.pxi)."""
     from mxcy.operator import get_op
     from mxcy.operator._params import Params
-    return {code: (get_op(_OPS[name][0]), get_op(_OPS[name][1]), _OPS[name][2])
-            for code, name in _CODE.items() if name in _OPS}, Params
+    table = {}
+    for code, name in _CODE.items():
+        if name in _OPS:
+            on_arrays, on_scalar = get_op(_OPS[name][0]), get_op(_OPS[name][1])
+            table[code] = (on_arrays, on_scalar, _OPS[name][2],
+                           'inputs' in on_arrays.backward_needs,
+                           'inputs' in on_scalar.backward_needs)
+    return table, Params
 
 
 class Hooks:

@@ -12,10 +12,24 @@ def _set_autograd_hook(hook):
     _AG = hook
 
 
+cdef extern from *:
+    """
+    static __thread int mxcy_thread_records = 0;   /* this thread's autograd state */
+    """
+    int mxcy_thread_records
+
+
 def _add_recording_thread(int delta):
-    """autograd.record() entered (+1) or left (-1) on some thread."""
+    """autograd.record() entered (+1) or left (-1) on this thread."""
     global g_recording_threads
     g_recording_threads += delta
+    _set_thread_recording(delta > 0)
+
+
+def _set_thread_recording(bint on):
+    """This thread's recording flag as C sees it (autograd keeps it equal to its own)."""
+    global mxcy_thread_records
+    mxcy_thread_records = on
 
 
 cdef dict _ARITH_SPECS = None         # op code -> (spec on two arrays, spec on a scalar,
@@ -68,7 +82,7 @@ cdef object _recorded_arith(NDArray x, other, int op, int rop):
             return None
     else:
         return None
-    if not _AG.recording():
+    if not mxcy_thread_records:
         return None
     if _ARITH_SPECS is None:
         _ARITH_SPECS, _PARAMS = _ARITH_BUILDER()
@@ -79,19 +93,19 @@ cdef object _recorded_arith(NDArray x, other, int op, int rop):
     result = _binary(x, other, op, rop, None)
     if y is None:
         spec = entry[1]
-        params = _SCALAR_PARAMS.get(scalar)
+        params = _SCALAR_PARAMS.get(other)      # 2 and 2.0: equal keys, equal params
         if params is None:
             if len(_SCALAR_PARAMS) > 1024:
                 _SCALAR_PARAMS.clear()
-            params = _SCALAR_PARAMS[scalar] = _PARAMS({'scalar': scalar})
+            params = _SCALAR_PARAMS[other] = _PARAMS({'scalar': scalar})
         inputs = [x]
+        versions = [x._chunk.cvar.writes_pushed] if entry[4] else None
     else:
         spec = entry[0]
         params = _NO_PARAMS
         inputs = [y, x] if entry[2] else [x, y]
-    versions = input_versions(inputs, len(inputs)) \
-        if 'inputs' in spec.backward_needs else None
-    record_call(spec, params, len(inputs), inputs, versions, [result])
+        versions = input_versions(inputs, 2) if entry[3] else None
+    _record(spec, params, len(inputs), inputs, versions, [result])
     return result
 
 
@@ -124,24 +138,7 @@ cdef class GraphNode:
     cdef public bint freed
 
     def __init__(self, spec, params, int n_args, list inputs, versions, list outputs):
-        cdef NDArray o
-        cdef int i
-        self.spec = spec
-        self.params = params
-        self.n_args = n_args
-        self.inputs = inputs
-        self.sources = [(<NDArray>inputs[i])._ag for i in range(n_args)]
-        self.versions = versions
-        if 'outputs' in spec.backward_needs:
-            self.outputs = [(<NDArray>x)._view((<NDArray>x)._offset, (<NDArray>x)._shape)
-                            for x in outputs]
-            self.out_versions = [(<NDArray>x)._chunk.cvar.writes_pushed for x in outputs]
-        else:
-            self.outputs = self.out_versions = None
-        # shapes for the zero gradient of an output that no path uses
-        self.out_meta = [(x.shape, x.dtype, x.context) for x in outputs] \
-            if len(outputs) > 1 else None
-        self.freed = False
+        _fill_node(self, spec, params, n_args, inputs, versions, outputs)
 
     def free(self):
         """Drop the saved arrays (backward without retain_graph)."""
@@ -152,12 +149,44 @@ cdef class GraphNode:
             release()
 
 
+cdef int _fill_node(GraphNode self, spec, params, int n_args, list inputs, versions,
+                    list outputs) except -1:
+    cdef NDArray x
+    cdef int i
+    self.spec = spec
+    self.params = params
+    self.n_args = n_args
+    self.inputs = inputs
+    self.sources = [(<NDArray>inputs[i])._ag for i in range(n_args)]
+    self.versions = versions
+    if 'outputs' in spec.backward_needs:
+        self.outputs = [(<NDArray>x)._view((<NDArray>x)._offset, (<NDArray>x)._shape)
+                        for x in outputs]
+        self.out_versions = [(<NDArray>x)._chunk.cvar.writes_pushed for x in outputs]
+    else:
+        self.outputs = self.out_versions = None
+    # shapes for the zero gradient of an output that no path uses
+    self.out_meta = [(x.shape, x.dtype, x.context) for x in outputs] \
+        if len(outputs) > 1 else None
+    self.freed = False
+    return 0
+
+
 def record_call(spec, params, int n_args, list inputs, versions, list outputs):
     """A GraphNode for the call, with each output's `_ag` pointing at it."""
-    cdef GraphNode node = GraphNode(spec, params, n_args, inputs, versions, outputs)
+    return _record(spec, params, n_args, inputs, versions, outputs)
+
+
+cdef GraphNode _record(spec, params, int n_args, list inputs, versions, list outputs):
+    cdef GraphNode node = GraphNode.__new__(GraphNode)
+    cdef GraphOutput out
     cdef int i
+    _fill_node(node, spec, params, n_args, inputs, versions, outputs)
     for i in range(len(outputs)):
-        (<NDArray>outputs[i])._ag = GraphOutput(node, i)
+        out = GraphOutput.__new__(GraphOutput)
+        out.node = node
+        out.index = i
+        (<NDArray>outputs[i])._ag = out
     return node
 
 

@@ -125,6 +125,7 @@ class _Variable:
 _Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, index)
 _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
 _record_call = _ndarray.record_call
+_set_thread_recording = _ndarray._set_thread_recording
 
 
 _REQS = ('write', 'add', 'null')
@@ -213,10 +214,12 @@ def run_op(spec, params, req, n_args, ins, outs, out_given):
     versions = _ndarray.input_versions(ins, n_args) if 'inputs' in spec.backward_needs \
         else None
     state.recording = False         # what forward pushes inside is not recorded again
+    _set_thread_recording(False)
     try:
         spec.forward(params, state.training, list(req), args, outs, aux)
     finally:
         state.recording = True
+        _set_thread_recording(True)
     if spec.has_backward:
         _record_call(spec, params, n_args, ins, versions, outs)
 

@@ -358,6 +358,32 @@ def test_two_threads_record_separate_graphs():
     assert not autograd.is_recording()
 
 
+def test_a_thread_that_does_not_record_is_not_recorded_while_another_does():
+    a = variable([1., 2.])
+    recording, done, seen = threading.Event(), threading.Event(), []
+
+    def recorder():
+        with autograd.record():
+            recording.set()
+            done.wait(30)
+
+    t = threading.Thread(target=recorder)
+    t.start()
+    recording.wait(30)
+    try:
+        y = a * 3                      # this thread does not record: a plain result
+        z = mx.nd.relu(a)
+        seen += [y._ag, z._ag]
+    finally:
+        done.set()
+        t.join(30)
+    assert seen == [None, None]
+    with autograd.record():
+        with autograd.pause():
+            assert (a * 3)._ag is None
+        assert (a * 3)._ag is not None
+
+
 class Sigmoid(autograd.Function):
     def forward(self, x):
         y = 1 / (1 + mx.nd.exp(-x))
