@@ -150,28 +150,20 @@ def sgd(w, g, lr, wd, rescale_grad, clip_gradient, momentum=0.0, mom=None):
         w += mom
 
 
-def nag(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient):
-    """``g = clip(rescale_grad * g) + wd * w; mom = momentum * mom - lr * g;
-    w += momentum * mom - lr * g`` (the look-ahead step)."""
+def nag(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient, from_updated=True):
+    """``g = clip(rescale_grad * g) + wd * w; w += momentum * (momentum * mom - lr * g)
+    - lr * g`` (the look-ahead step), then ``mom = momentum * mom - lr * (clip(...) +
+    wd * weight)``, where MXNet 1.9.1 reads `weight` after it wrote the output: the
+    updated weight when the update is in place (``out=weight``, and always for
+    mp_nag_mom_update's master copy), the old one otherwise (`from_updated`)."""
+    # NOTE: an MXNet quirk kept on purpose (the golden fixtures pin both cases); with
+    # wd == 0 it is the textbook NAG.
     g = clip_(g * rescale_grad, clip_gradient)
-    g += wd * w
-    g *= lr
-    mom *= momentum
-    mom -= g
-    w += momentum * mom
-    w -= g
-
-
-def mp_nag(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient):
-    """``nag`` as MXNet 1.9.1's ``mp_nag_mom_update`` computes it: the weight as
-    ``nag``, but the stored ``mom`` takes its decay term from the *updated* weight."""
-    # NOTE: an MXNet quirk kept on purpose (the golden fixtures pin it); with wd == 0
-    # it is exactly ``nag``.
-    g = clip_(g * rescale_grad, clip_gradient)
+    old = None if from_updated else w.copy()
     step = lr * (g + wd * w)
     w += momentum * (momentum * mom - step) - step
     mom *= momentum
-    mom -= lr * (g + wd * w)
+    mom -= lr * (g + wd * (w if from_updated else old))
 
 
 def adam(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient):
@@ -303,12 +295,19 @@ class mp_sgd_mom_update(MPUpdateOp):
 
 @register_op
 class nag_mom_update(UpdateOp):
-    """Nesterov momentum: ``g = clip(rescale_grad * grad) + wd * weight``;
-    ``mom = momentum * mom - lr * g``; ``weight + momentum * mom - lr * g``."""
+    """Nesterov momentum (see ``nag`` for the exact order of MXNet 1.9.1)."""
     name = 'nag_mom_update'
     args = ('weight', 'grad', 'mom')
     params = ParamSchema(*MOM_PARAMS)
     rule = staticmethod(nag)
+
+    def compute(self, p, ins, out):
+        weight, grad, mom = ins
+        in_place = out is weight
+        if not in_place:
+            weight.copyto(out)
+        hyper = dict(self.hyper(p), from_updated=in_place)
+        push_numpy(lambda g, w, m: nag(w, g, m, **hyper), [grad], [out, mom], self.name)
 
 
 @register_op
@@ -317,7 +316,7 @@ class mp_nag_mom_update(MPUpdateOp):
     name = 'mp_nag_mom_update'
     args = ('weight', 'grad', 'mom', 'weight32')
     params = ParamSchema(*MOM_PARAMS)
-    rule = staticmethod(mp_nag)
+    rule = staticmethod(nag)
 
 
 @register_op

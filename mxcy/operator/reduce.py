@@ -24,6 +24,7 @@ from mxcy.operator.tensor import check_axes, check_axis, prod, push_scatter, pus
     zero_grads
 
 _BLAS = ('float32', 'float64')
+_BLAS_TYPES = (np.float32, np.float64)
 
 
 # ---------------------------------------------------------------- reductions
@@ -47,7 +48,7 @@ def _gemm_reduce(x, y, axes, mean, req, backward):
     NumPy, no GIL on the worker. Returns False (nothing pushed) for other cases."""
     shape = x.shape
     if req == 'null' or not axes or axes != tuple(range(axes[0], axes[-1] + 1)) or \
-            np.dtype(x.dtype).name not in _BLAS or y.dtype != x.dtype:
+            x.dtype not in _BLAS_TYPES or y.dtype != x.dtype:
         return False
     lead, r = prod(shape[:axes[0]]), prod(shape[a] for a in axes)
     trail = prod(shape[axes[-1] + 1:])

@@ -14,12 +14,13 @@ class NAG(Optimizer):
 
     Update rule for one weight ``w`` with gradient ``g`` and momentum state ``m``::
 
-        g = clip(rescale_grad * g, clip_gradient) + wd * w
+        c = clip(rescale_grad * g, clip_gradient)
+        g = c + wd * w
         if momentum == 0:
             w = w - lr * g
         else:
-            m = momentum * m - lr * g
-            w = w + momentum * m - lr * g
+            w = w + momentum * (momentum * m - lr * g) - lr * g
+            m = momentum * m - lr * (c + wd * w)      # w: the updated weight, as MXNet
 
     One ``nag_mom_update`` (``mp_nag_mom_update`` for float16 with
     ``multi_precision``) per step, as MXNet.

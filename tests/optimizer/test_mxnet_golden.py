@@ -24,7 +24,7 @@ ARRAYS = dict(np.load(os.path.join(HERE, 'optimizers.npz')))
 SHAPE = tuple(CASES['shape'])
 # TODO(issue #14): NAG with momentum, wd and clipping drifts by 1.4e-5 (absolute, one
 # element near 0) at the third step; the single-call op cases agree. Not yet explained.
-KNOWN_DIFF = {'nag-80': 'NAG momentum+wd+clip: 1.4e-5 drift at step 3 (under study)'}
+KNOWN_DIFF = {}
 
 
 def _tol(dtype, mp=False):

@@ -8,11 +8,12 @@ import mxcy as mx
 def reference(w, g, m, t, lr, wd, opt):
     """The NAG docstring, transcribed."""
     c = opt.clip_gradient
-    g = (np.clip(opt.rescale_grad * g, -c, c) if c else opt.rescale_grad * g) + wd * w
+    clipped = np.clip(opt.rescale_grad * g, -c, c) if c else opt.rescale_grad * g
+    g = clipped + wd * w
     if opt.momentum == 0:
         return w - lr * g, m
-    m = opt.momentum * m - lr * g
-    return w + opt.momentum * m - lr * g, m
+    w = w + opt.momentum * (opt.momentum * m - lr * g) - lr * g
+    return w, opt.momentum * m - lr * (clipped + wd * w)    # decay from the new weight
 
 
 @pytest.mark.parametrize('config', ['plain', 'wd_rescale_clip', 'mults'])
