@@ -194,6 +194,13 @@ class BaseModule:
                 log.info('Epoch[%d] a callback asked to stop training', epoch)
                 break
 
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        """Set the parameters (through ``init_params``, as MXNet's BaseModule)."""
+        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                         allow_missing=allow_missing, force_init=force_init,
+                         allow_extra=allow_extra)
+
     # ------------------------------------------------------------ parameters on disk
     def save_params(self, fname):
         """Save the parameters to `fname` in MXNet's format (``arg:``/``aux:`` names)."""

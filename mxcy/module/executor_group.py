@@ -334,7 +334,7 @@ class DataParallelExecutorGroup:
         """Split the batch over the executors, then run each (their ops overlap)."""
         self._load(data_batch.data, self.data_arrays, self.data_layouts, 'data')
         labels = getattr(data_batch, 'label', None)
-        if labels is not None and self.label_arrays:
+        if labels and self.label_arrays:        # a prediction batch may carry no labels
             self._load(labels, self.label_arrays, self.label_layouts, 'label')
         if is_train is None:
             is_train = self.for_training
