@@ -271,15 +271,18 @@ class DataParallelExecutorGroup:
         for e in self.execs:
             e.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
 
-    def get_params(self, arg_params, aux_params):
-        """Write the mean over the contexts of each parameter into the given dicts."""
-        for names, arrays, out in ((self.param_names, self.param_arrays, arg_params),
-                                   (self.aux_names, self.aux_arrays, aux_params)):
+    def get_params(self, arg_params, aux_params, params_differ=True):
+        """Write the mean over the contexts of each parameter and auxiliary state into the
+        given dicts (of parameters, the first context's copy when `params_differ` is
+        False: the copies are equal, and a mean could round)."""
+        for names, arrays, out, mean_of in (
+                (self.param_names, self.param_arrays, arg_params, params_differ),
+                (self.aux_names, self.aux_arrays, aux_params, True)):
             for name, block in zip(names, arrays):
                 mean = block[0].copy()
-                for other in block[1:]:
-                    mean += other
-                if len(block) > 1:
+                if mean_of and len(block) > 1:
+                    for other in block[1:]:
+                        mean += other
                     mean /= len(block)
                 if name in out:
                     mean.astype(out[name].dtype).copyto(out[name])

@@ -195,11 +195,13 @@ class Module(BaseModule):
 
     def get_params(self):
         """Copies of the current parameters: (arg_params, aux_params); with several
-        contexts, the mean over them (they are equal unless kvstore=None)."""
+        contexts, the mean over them of the auxiliary states, and of the parameters when
+        each context updated its own copy (kvstore=None; otherwise they are equal)."""
         if not (self.binded and self.params_initialized):
             raise MXNetError("get_params: call bind and init_params first")
         args, aux = {}, {}
-        self._exec_group.get_params(args, aux)
+        per_context = self.optimizer_initialized and self._kvstore is None
+        self._exec_group.get_params(args, aux, params_differ=per_context)
         return args, aux
 
     def _sync_params_from_devices(self):
