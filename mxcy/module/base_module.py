@@ -194,6 +194,59 @@ class BaseModule:
                 log.info('Epoch[%d] a callback asked to stop training', epoch)
                 break
 
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):
+        """Set the parameters (through ``init_params``, as MXNet's BaseModule)."""
+        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                         allow_missing=allow_missing, force_init=force_init,
+                         allow_extra=allow_extra)
+
+    # ------------------------------------------------------------ parameters on disk
+    def save_params(self, fname):
+        """Save the parameters to `fname` in MXNet's format (``arg:``/``aux:`` names)."""
+        arg_params, aux_params = self.get_params()
+        save = {f'arg:{k}': v for k, v in arg_params.items()}
+        save.update({f'aux:{k}': v for k, v in aux_params.items()})
+        nd.save(fname, save)
+
+    def load_params(self, fname):
+        """Load parameters saved by `save_params` (or MXNet) and set them."""
+        arg_params, aux_params = {}, {}
+        for key, value in nd.load(fname).items():
+            kind, _, name = key.partition(':')
+            if kind == 'arg' and name:
+                arg_params[name] = value
+            elif kind == 'aux' and name:
+                aux_params[name] = value
+            else:
+                raise MXNetError(f"load_params: {fname!r} holds {key!r}; every name in a "
+                                 "parameter file starts with 'arg:' or 'aux:'")
+        self.set_params(arg_params, aux_params)
+
+    # ------------------------------------------------------------ defaults
+    def get_states(self, merge_multi_context=True):
+        """The module's state inputs: none here (Module has ``state_names``)."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("get_states: call bind and init_params first")
+        if merge_multi_context:
+            raise MXNetError("get_states: merge_multi_context=True is not supported (as in "
+                             "MXNet); pass merge_multi_context=False")
+        return []
+
+    def set_states(self, states=None, value=None):
+        """This module has no state inputs: only ``states=None, value=None`` is valid."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("set_states: call bind and init_params first")
+        if states or value is not None:
+            raise MXNetError(f"set_states: {type(self).__name__} has no state inputs")
+
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Nothing to prepare here (Module and BucketingModule reshape or bind ahead)."""
+        if sparse_row_id_fn is not None:
+            import warnings
+            warnings.warn(f"prepare: sparse_row_id_fn is not used by {type(self).__name__}",
+                          UserWarning, stacklevel=2)
+
     def _fit_logger(self):
         """`self.logger`, except on ranks > 0 of a distributed job: there fit's info lines
         (the metrics, the same on every rank) are dropped and warnings still pass."""

@@ -1,57 +1,56 @@
-"""Module: one symbol bound to one executor, with parameters, an optimizer and a KVStore.
+"""Module: one symbol bound to one executor per context, with parameters, an optimizer
+and a KVStore.
 
-MXNet splits a batch over several devices; on CPU the engine's workers already use every
-core, so mxcy binds one executor per Module and rejects a list of several contexts with a
-clear message. A batch whose shapes differ from the bound ones (the last, smaller batch)
-reshapes the executor, sharing memory.
+With several contexts (``context=[mx.cpu(0), mx.cpu(1)]``) the batch is split over one
+executor per context (``mxcy.module.executor_group``, ``work_load_list`` honoured); each
+step sums the executors' gradients through the KVStore, updates the parameters once and
+copies them to every context, so training equals one context with the whole batch. A
+batch whose shapes differ from the bound ones (the last, smaller batch) reshapes the
+executors, sharing memory.
 """
 import logging
+import warnings
 
-import numpy as np
-
-from mxcy import ndarray as nd
 from mxcy import optimizer as opt
 from mxcy.base import MXNetError
-from mxcy.context import cpu
+from mxcy.context import Context, cpu
 from mxcy.io import DataDesc
 from mxcy.module.base_module import BaseModule, _batch_label
-
-
-def _descs(shapes):
-    if shapes is None:
-        return []
-    out = []
-    for s in shapes:
-        out.append(s if isinstance(s, DataDesc) else DataDesc(s[0], tuple(s[1])))
-    return out
-
+from mxcy.module.executor_group import DataParallelExecutorGroup, _descs
 
 _LEAVE_MISSING = object()     # set_params' initializer: leave missing parameters alone
 
 
 class Module(BaseModule):
     def __init__(self, symbol, data_names=('data',), label_names=('softmax_label',),
-                 logger=logging, context=None, work_load_list=None, fixed_param_names=None,
+                 logger=logging, context=cpu(), work_load_list=None, fixed_param_names=None,
                  state_names=None, group2ctxs=None, compression_params=None):
         super().__init__(logger=logger)
         context = cpu() if context is None else context
-        if isinstance(context, (list, tuple)):
-            if len(context) != 1:
-                raise MXNetError("Module: mxcy binds one executor per Module; pass one "
-                                 f"context (got {len(context)}); the engine's workers "
-                                 "already spread the work over the cores")
-            context = context[0]
-        self._context = context
+        contexts = list(context) if isinstance(context, (list, tuple)) else [context]
+        if not contexts or not all(isinstance(c, Context) for c in contexts):
+            raise TypeError(f"Module: context must be a Context or a non-empty list of "
+                            f"Contexts, got {context!r}")
+        work_load_list = [1] * len(contexts) if work_load_list is None else \
+            list(work_load_list)
+        if len(work_load_list) != len(contexts):
+            raise ValueError(f"Module: work_load_list has {len(work_load_list)} entries for "
+                             f"{len(contexts)} contexts")
+        self._context = contexts
+        self._work_load_list = work_load_list
+        self._group2ctxs = group2ctxs
+        self._compression_params = compression_params
         self._symbol = symbol
         args = symbol.list_arguments()
         self._data_names = list(data_names or [])
         self._label_names = [n for n in (label_names or []) if n in args]
         self._state_names = list(state_names or [])
         self._fixed_param_names = set(fixed_param_names or [])
-        for name in self._data_names:
-            if name not in args:
-                raise ValueError(f"Module: data name {name!r} is not an argument of the "
-                                 f"symbol; arguments are {args}")
+        for kind, names in (('data', self._data_names), ('state', self._state_names)):
+            for name in names:
+                if name not in args:
+                    raise ValueError(f"Module: {kind} name {name!r} is not an argument of "
+                                     f"the symbol; arguments are {args}")
         inputs = set(self._data_names) | set(self._label_names) | set(self._state_names)
         self._param_names = [n for n in args if n not in inputs]
         # the optimizer's index of each parameter (borrow_optimizer shares another's)
@@ -60,7 +59,7 @@ class Module(BaseModule):
         self._output_names = symbol.list_outputs()
         self._arg_params = None
         self._aux_params = None
-        self._exec = None
+        self._exec_group = None
         self._monitor = None
         self._optimizer = None
         self._kvstore = None
@@ -92,102 +91,85 @@ class Module(BaseModule):
 
     @property
     def output_shapes(self):
-        return [(n, o.shape) for n, o in zip(self._output_names, self._exec.outputs)]
+        return self._exec_group.get_output_shapes()
+
+    @property
+    def _exec(self):
+        """The first context's executor (the only one with one context)."""
+        return self._exec_group.execs[0] if self._exec_group is not None else None
 
     # ------------------------------------------------------------ binding
+    def _reset_bind(self):
+        self.binded = False
+        self._exec_group = None
+        self._data_shapes = self._label_shapes = None
+
     def bind(self, data_shapes, label_shapes=None, for_training=True, inputs_need_grad=False,
              force_rebind=False, shared_module=None, grad_req='write'):
-        if self.binded and not force_rebind:
+        if force_rebind:
+            self._reset_bind()
+        if self.binded:
             self.logger.warning('Already bound, ignoring bind()')
             return
+        if inputs_need_grad and not for_training:
+            raise MXNetError("bind: inputs_need_grad=True needs for_training=True")
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._data_shapes = _descs(data_shapes)
         self._label_shapes = _descs(label_shapes) if label_shapes else None
-        shapes = {d.name: d.shape for d in self._data_shapes}
-        types = {d.name: d.dtype for d in self._data_shapes}
-        for d in self._label_shapes or []:
-            if d.name in self._label_names:
-                shapes[d.name] = d.shape
-                types[d.name] = d.dtype
-        reqs = {}
-        for name in self._symbol.list_arguments():
-            if name in self._param_names:
-                reqs[name] = grad_req if for_training and name not in \
-                    self._fixed_param_names else 'null'
-            elif name in self._data_names:
-                reqs[name] = 'write' if inputs_need_grad else 'null'
-            else:
-                reqs[name] = 'null'
-        if shared_module is None:
-            self._exec = self._symbol.simple_bind(self._context, grad_req=reqs,
-                                                  type_dict=types, **shapes)
-        else:
-            self._exec = self._bind_sharing(shared_module, shapes, types, reqs)
+        shared_group = None
+        if shared_module is not None:
+            if not shared_module.binded:
+                raise MXNetError("bind: shared_module must be bound first")
+            shared_group = shared_module._exec_group
+        self._exec_group = DataParallelExecutorGroup(
+            self._symbol, self._context, self._work_load_list, self._data_shapes,
+            self._label_shapes, self._param_names, for_training, inputs_need_grad,
+            shared_group=shared_group, logger=self.logger,
+            fixed_param_names=self._fixed_param_names, grad_req=grad_req,
+            state_names=self._state_names, group2ctxs=self._group2ctxs)
         self.binded = True
+        if self._monitor is not None:
+            self._exec_group.install_monitor(self._monitor)
         if self.params_initialized:
-            self._exec.copy_params_from(self._arg_params, self._aux_params)
-
-    def _bind_sharing(self, shared_module, shapes, types, reqs):
-        """An executor whose parameters, their gradients and auxiliary states ARE the
-        shared module's arrays (same NDArray objects, matched by name), and whose
-        intermediate buffers reuse the shared executor's memory (BucketingModule)."""
-        from mxcy.executor import Executor
-        if not shared_module.binded:
-            raise MXNetError("bind: shared_module must be bound first")
-        shared = shared_module._exec
-        sym, ctx = self._symbol, self._context
-        arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
-        arg_types, _, aux_types = sym.infer_type_partial(**types)
-
-        def take(kind, name, shape, dtype, pool):
-            dtype = np.dtype(dtype or np.float32)
-            arr = pool.get(name)
-            if arr is None:
-                return nd.zeros(tuple(shape), ctx, dtype)
-            if arr.shape != tuple(shape) or np.dtype(arr.dtype) != dtype:
-                raise MXNetError(f"bind: {kind} {name!r} is {arr.shape} {np.dtype(arr.dtype)} "
-                                 f"in shared_module, this module needs {tuple(shape)} {dtype}")
-            return arr
-        shared_params = {n: shared.arg_dict[n] for n in shared_module._param_names}
-        args, grads = [], {}
-        for name, shape, dtype in zip(sym.list_arguments(), arg_shapes, arg_types):
-            pool = shared_params if name in self._param_names else {}
-            args.append(take('parameter', name, shape, dtype, pool))
-            if reqs[name] != 'null':
-                grad_pool = shared.grad_dict if name in shared_params else {}
-                grads[name] = take('gradient', name, shape, dtype, grad_pool)
-        aux = [take('auxiliary state', name, shape, dtype, shared.aux_dict)
-               for name, shape, dtype in zip(self._aux_names, aux_shapes, aux_types)]
-        return Executor(sym, ctx, args, grads or None, reqs, aux,
-                        _shared_buffers=shared._plan.buffers)
+            self._exec_group.set_params(self._arg_params, self._aux_params)
+            self._alias_params()
 
     def reshape(self, data_shapes, label_shapes=None):
-        assert self.binded
+        """Reshape every executor for new data (and label) shapes, sharing memory."""
+        if not self.binded:
+            raise MXNetError("reshape: call bind first")
         self._data_shapes = _descs(data_shapes)
         self._label_shapes = _descs(label_shapes) if label_shapes else self._label_shapes
-        shapes = {d.name: d.shape for d in self._data_shapes}
-        for d in self._label_shapes or []:
-            if d.name in self._label_names:
-                shapes[d.name] = d.shape
-        old, self._exec = self._exec, self._exec.reshape(allow_up_sizing=True, **shapes)
-        if self._monitor is not None and old in self._monitor.exes:
-            # the monitor follows the module to its new executor (MXNet's lost it)
-            self._monitor.exes[self._monitor.exes.index(old)] = self._exec
-            self._exec.set_monitor_callback(old._monitor, old._monitor_all)
+        self._exec_group.reshape(self._data_shapes, self._label_shapes)
 
     # ------------------------------------------------------------ parameters
+    def _alias_params(self):
+        """`_arg_params`/`_aux_params` ARE the first executor's arrays."""
+        first = self._exec
+        self._arg_params = {n: first.arg_dict[n] for n in self._param_names}
+        self._aux_params = dict(first.aux_dict)
+
+    def _copy_to_other_contexts(self):
+        """Every context's parameters and auxiliary states := the first context's."""
+        group = self._exec_group
+        for block in group.param_arrays + group.aux_arrays:
+            for dst in block[1:]:
+                block[0].copyto(dst)
+
     def init_params(self, initializer=None, arg_params=None, aux_params=None,
                     allow_missing=False, force_init=False, allow_extra=False):
         from mxcy import initializer as init
         if self.params_initialized and not force_init:
             return
-        assert self.binded, 'call bind before init_params'
+        if not self.binded:
+            raise MXNetError("init_params: call bind first")
         leave_missing = initializer is _LEAVE_MISSING
         initializer = init.Uniform(0.01) if initializer in (None, _LEAVE_MISSING) else initializer
         attrs = self._symbol.attr_dict()
-        for names, given, arrays in ((self._param_names, arg_params, self._exec.arg_dict),
-                                     (self._aux_names, aux_params, self._exec.aux_dict)):
+        first = self._exec
+        for names, given, arrays in ((self._param_names, arg_params, first.arg_dict),
+                                     (self._aux_names, aux_params, first.aux_dict)):
             for name in names:
                 target = arrays[name]
                 if given is not None and name in given:
@@ -207,16 +189,26 @@ class Module(BaseModule):
                 if extra:
                     raise MXNetError(f"init_params: {extra} are not parameters of this "
                                      "module (pass allow_extra=True to ignore them)")
-        self._arg_params = {n: self._exec.arg_dict[n] for n in self._param_names}
-        self._aux_params = dict(self._exec.aux_dict)
+        self._copy_to_other_contexts()
+        self._alias_params()
         self.params_initialized = True
 
     def get_params(self):
-        """Copies of the current parameters: (arg_params, aux_params)."""
-        assert self.params_initialized
-        args = {n: self._exec.arg_dict[n].copy() for n in self._param_names}
-        aux = {n: a.copy() for n, a in self._exec.aux_dict.items()}
+        """Copies of the current parameters: (arg_params, aux_params); with several
+        contexts, the mean over them of the auxiliary states, and of the parameters when
+        each context updated its own copy (kvstore=None; otherwise they are equal)."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("get_params: call bind and init_params first")
+        args, aux = {}, {}
+        per_context = self.optimizer_initialized and self._kvstore is None
+        self._exec_group.get_params(args, aux, params_differ=per_context)
         return args, aux
+
+    def _sync_params_from_devices(self):
+        """The first context's parameters := the mean over the contexts."""
+        args, aux = self.get_params()
+        for name, value in list(args.items()) + list(aux.items()):
+            value.copyto(self._arg_params.get(name, self._aux_params.get(name)))
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
@@ -228,21 +220,42 @@ class Module(BaseModule):
                              allow_missing=allow_missing, force_init=True,
                              allow_extra=allow_extra)
 
+    def get_states(self, merge_multi_context=True):
+        """The state inputs (``state_names``) per context: ``[[state on ctx 0, ...]]``."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("get_states: call bind and init_params first")
+        return self._exec_group.get_states(merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        """Set the state inputs from `states` or fill them with the scalar `value`."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("set_states: call bind and init_params first")
+        self._exec_group.set_states(states, value)
+
     # ------------------------------------------------------------ optimizer
     def init_optimizer(self, kvstore='local', optimizer='sgd',
                        optimizer_params=(('learning_rate', 0.01),), force_init=False):
         from mxcy import kvstore as kvs
-        assert self.binded and self.params_initialized
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("init_optimizer: call bind and init_params first")
         if self.optimizer_initialized and not force_init:
             self.logger.warning('optimizer already initialized, ignoring...')
             return
-        batch_size = self._data_shapes[0].shape[0] if self._data_shapes else 1
+        num_ctx = len(self._context)
+        batch_size = self._exec_group.batch_size
         kv = kvstore
         if isinstance(kvstore, str):
-            kv = kvs.create(kvstore) if 'dist' in kvstore else None
+            kv = kvs.create(kvstore) if 'dist' in kvstore or num_ctx > 1 else None
         if kv is not None and 'dist' in kv.type and '_sync' in kv.type:
             batch_size *= kv.num_workers
-        idx2name = dict(enumerate(self._param_names))
+        # without a KVStore each context updates its own copy from its own gradient (as
+        # MXNet), under index i * num_ctx + k
+        per_context = kv is None and num_ctx > 1
+        if per_context:
+            idx2name = {i * num_ctx + k: n for i, n in enumerate(self._param_names)
+                        for k in range(num_ctx)}
+        else:
+            idx2name = dict(enumerate(self._param_names))
         params = dict(optimizer_params or {})
         if isinstance(optimizer, str):
             params.setdefault('rescale_grad', 1.0 / batch_size)
@@ -254,11 +267,11 @@ class Module(BaseModule):
         self._kvstore = kv
         self._updater = opt.get_updater(optimizer)
         if kv is not None and self._param_names:
-            # every rank starts from rank 0's weights (one init: one collective, not one
-            # per parameter)
-            weights = [self._exec.arg_dict[name] for name in self._param_names]
-            kv.init(self._param_names, weights)
-            kv.pull(self._param_names, out=weights)
+            # every rank and context starts from rank 0's weights (one init: one
+            # collective, not one per parameter)
+            group = self._exec_group
+            kv.init(self._param_names, [block[0] for block in group.param_arrays])
+            kv.pull(self._param_names, out=[list(block) for block in group.param_arrays])
         self.optimizer_initialized = True
         states = getattr(self, '_preload_opt_states', None)
         if states is not None:
@@ -288,75 +301,98 @@ class Module(BaseModule):
                 return True
         return False
 
-    def forward(self, data_batch, is_train=None):
-        assert self.binded and self.params_initialized
-        if is_train is None:
-            is_train = self.for_training
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Get ready for `data_batch`: reshape now if its shapes differ from the bound ones.
+        mxcy has no row_sparse parameters, so `sparse_row_id_fn` has nothing to pull."""
+        if not self.binded:
+            raise MXNetError("prepare: call bind first")
+        if sparse_row_id_fn is not None:
+            warnings.warn("prepare: sparse_row_id_fn is not used: this module has no "
+                          "row_sparse parameters", UserWarning, stacklevel=2)
         if self._batch_shapes_differ(data_batch):
-            data_shapes = [DataDesc(d.name, tuple(a.shape), d.dtype)
-                           for d, a in zip(self._data_shapes, data_batch.data)]
-            label_shapes = None
-            labels = _batch_label(data_batch)
-            if self._label_shapes and labels:
-                label_shapes = [DataDesc(d.name, tuple(a.shape), d.dtype)
-                                for d, a in zip(self._label_shapes, labels)]
-            self.reshape(data_shapes, label_shapes)
-        args = self._exec.arg_dict
-        for name, arr in zip(self._data_names, data_batch.data):
-            _copy_in(arr, args[name])
+            self._reshape_for(data_batch)
+
+    def _reshape_for(self, data_batch):
+        data_shapes = [DataDesc(d.name, tuple(a.shape), d.dtype, d.layout)
+                       for d, a in zip(self._data_shapes, data_batch.data)]
+        label_shapes = None
         labels = _batch_label(data_batch)
-        if labels is not None:
-            for name, arr in zip(self._label_names, labels):
-                _copy_in(arr, args[name])
+        if self._label_shapes and labels:
+            label_shapes = [DataDesc(d.name, tuple(a.shape), d.dtype, d.layout)
+                            for d, a in zip(self._label_shapes, labels)]
+        self.reshape(data_shapes, label_shapes)
+
+    def forward(self, data_batch, is_train=None):
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("forward: call bind and init_params first")
+        if self._batch_shapes_differ(data_batch):
+            self._reshape_for(data_batch)
         self._last_pad = getattr(data_batch, 'pad', 0) or 0
-        self._exec.forward(is_train=is_train)
+        self._exec_group.forward(data_batch, is_train=is_train)
 
     def backward(self, out_grads=None):
-        assert self.binded and self.params_initialized
-        self._exec.backward(out_grads=out_grads)
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("backward: call bind and init_params first")
+        self._exec_group.backward(out_grads=out_grads)
 
     def update(self):
-        """Apply the optimizer to every trainable parameter (through the KVStore in
-        distributed training: push the gradient, pull the reduced result)."""
-        assert self.optimizer_initialized
-        args, grads = self._exec.arg_dict, self._exec.grad_dict
-        trained = [(self._param_index[n], n) for n in self._param_names
-                   if grads.get(n) is not None]
-        if self._kvstore is not None and trained:
-            names = [n for _, n in trained]
-            self._kvstore.pushpull(names, [grads[n] for n in names],
-                                   out=[grads[n] for n in names])
-        for i, name in trained:
-            self._updater(i, grads[name], args[name])
+        """Apply the optimizer to every trainable parameter. With a KVStore (several
+        contexts, or distributed): the contexts' gradients are summed through it, the
+        first context's weights updated once and copied to the other contexts."""
+        if not self.optimizer_initialized:
+            raise MXNetError("update: call init_optimizer first")
+        group = self._exec_group
+        trained = [(self._param_index[n], n, weights, grads) for n, weights, grads in
+                   zip(self._param_names, group.param_arrays, group.grad_arrays)
+                   if grads[0] is not None]
+        if not trained:
+            return
+        num_ctx = len(group.execs)
+        if self._kvstore is None and num_ctx > 1:
+            for i, _, weights, grads in trained:
+                for k in range(num_ctx):
+                    self._updater(i * num_ctx + k, grads[k], weights[k])
+            return
+        if self._kvstore is not None:
+            self._kvstore.pushpull([n for _, n, _, _ in trained],
+                                   [list(g) if num_ctx > 1 else g[0]
+                                    for _, _, _, g in trained],
+                                   out=[g[0] for _, _, _, g in trained])
+        for i, _, weights, grads in trained:
+            self._updater(i, grads[0], weights[0])
+            for other in weights[1:]:
+                weights[0].copyto(other)
 
     def get_outputs(self, merge_multi_context=True):
-        assert self.binded
-        return list(self._exec.outputs)
+        """The outputs: joined over the contexts, or ``[[output on ctx 0, ...], ...]``."""
+        if not self.binded:
+            raise MXNetError("get_outputs: call bind and forward first")
+        return self._exec_group.get_outputs(merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
-        assert self.inputs_need_grad, 'bind with inputs_need_grad=True'
-        return [self._exec.grad_dict[n] for n in self._data_names]
+        if not self.inputs_need_grad:
+            raise MXNetError("get_input_grads: bind with inputs_need_grad=True")
+        return self._exec_group.get_input_grads(merge_multi_context)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
-        """Update `eval_metric` with this batch; padded samples are left out."""
-        pad = self._last_pad
-        outputs = self._exec.outputs
-        if pad:
-            batch = self._data_shapes[0].shape[0]
-            outputs = [_without_padding(o, batch, pad) for o in outputs]
-            labels = [_without_padding(lab, batch, pad) for lab in labels]
+        """Update `eval_metric` with this batch, once per context with its slice (or with
+        ``labels[k]`` for context k when `pre_sliced`); padded samples are left out."""
         # pushed, not waited for: the next batch is prepared while this one computes
-        getattr(eval_metric, 'update_async', eval_metric.update)(labels, outputs)
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced, pad=self._last_pad)
 
-    def install_monitor(self, monitor):
-        """Install `monitor` (``mx.monitor.Monitor``) on the executor; it stays installed
+    def install_monitor(self, mon):
+        """Install `mon` (``mx.monitor.Monitor``) on every executor; it stays installed
         when a batch of another shape reshapes the module."""
-        assert self.binded, 'call bind before install_monitor'
-        self._monitor = monitor
-        monitor.install(self._exec)
+        if not self.binded:
+            raise MXNetError("install_monitor: call bind first")
+        self._monitor = mon
+        self._exec_group.install_monitor(mon)
 
     # ------------------------------------------------------------ checkpoints
-    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False):
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False,
+                        remove_amp_cast=True):
+        """``prefix-symbol.json``, ``prefix-%04d.params`` and, if asked, the optimizer
+        states in ``prefix-%04d.states`` (mxcy has no AMP casts to remove)."""
         from mxcy.model import save_checkpoint
         args, aux = self.get_params()
         save_checkpoint(prefix, epoch, self._symbol, args, aux)
@@ -369,36 +405,19 @@ class Module(BaseModule):
         symbol, args, aux = load_checkpoint(prefix, epoch)
         mod = Module(symbol=symbol, **kwargs)
         mod._arg_params, mod._aux_params = args, aux
-        mod.params_initialized = True      # copied into the executor at bind
+        mod.params_initialized = True      # copied into the executors at bind
         if load_optimizer_states:
             mod._preload_opt_states = f'{prefix}-{epoch:04d}.states'
         return mod
 
     def save_optimizer_states(self, fname):
-        assert self.optimizer_initialized
+        if not self.optimizer_initialized:
+            raise MXNetError("save_optimizer_states: call init_optimizer first")
         with open(fname, 'wb') as f:
             f.write(self._updater.get_states(dump_optimizer=False))
 
     def load_optimizer_states(self, fname):
-        assert self.optimizer_initialized
+        if not self.optimizer_initialized:
+            raise MXNetError("load_optimizer_states: call init_optimizer first")
         with open(fname, 'rb') as f:
             self._updater.set_states(f.read())
-
-
-def _without_padding(arr, batch, pad):
-    """The rows of `arr` that belong to real samples: its first axis holds `batch` samples,
-    each possibly spread over k consecutive rows (an output reshaped to (batch·k, ...))."""
-    rows = arr.shape[0]
-    if rows % batch:
-        return arr
-    k = rows // batch
-    return arr[0:(batch - pad) * k]
-
-
-def _copy_in(src, dst):
-    """dst[:] = src for an NDArray or NumPy batch (same shape)."""
-    if isinstance(src, nd.NDArray):
-        if src is not dst:
-            src.copyto(dst)
-    else:
-        dst[:] = np.asarray(src)

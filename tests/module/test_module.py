@@ -157,8 +157,8 @@ def test_errors_are_clear():
     mod = mx.mod.Module(mlp())
     with pytest.raises(ValueError, match="data name 'x' is not an argument"):
         mx.mod.Module(mlp(), data_names=('x',))
-    with pytest.raises(mx.MXNetError, match='one executor'):
-        mx.mod.Module(mlp(), context=[mx.cpu(0), mx.cpu(1)])
+    with pytest.raises(ValueError, match='work_load_list has 1 entries for 2 contexts'):
+        mx.mod.Module(mlp(), context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1])
     mod.bind([('data', (4, 5))], [('softmax_label', (4,))])
     with pytest.raises(mx.MXNetError, match="fc1_weight.*shape"):
         mod.init_params(arg_params={'fc1_weight': mx.nd.zeros((3, 3))}, allow_missing=True)
