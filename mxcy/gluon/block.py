@@ -375,6 +375,20 @@ class HybridBlock(Block):
         traced with Symbols. Nested lists of inputs and outputs keep their structure, and
         an input given as None stays None in its place (as in MXNet)."""
         if self._cached_graph is None:
+            outer = getattr(_TRACING, 'shapes', None)
+            if outer is not None:           # inside a parent's trace: its names count
+                return self._trace(args, None)
+            _TRACING.shapes = {}
+            try:
+                self._trace(args, _TRACING.shapes)
+            finally:
+                _TRACING.shapes = None
+        return self._cached_graph
+
+    def _trace(self, args, shapes):
+        """_get_graph's tracing; `shapes` (a dict, or None inside an outer trace) gets
+        the input variables' shapes for traced_shape()."""
+        if self._cached_graph is None:
             flat, in_format = _flatten(args)
             real = sum(a is not None for a in flat)
             if real == 0:
@@ -387,6 +401,8 @@ class HybridBlock(Block):
                 var = _sym.var('data' if real == 1 else f'data{len(inputs)}')
                 inputs.append(var)
                 symbols.append(var)
+                if shapes is not None and isinstance(a, NDArray):
+                    shapes[var.name] = a.shape
             grouped = _regroup(symbols, in_format)[0]
             params = {k: v.var() for k, v in self._reg_params.items()}
             with self.name_scope():
@@ -457,6 +473,25 @@ class HybridBlock(Block):
         params_file = f'{path}-{epoch:04d}.params'
         _io.save(params_file, arrays)
         return sym_file, params_file
+
+
+_TRACING = threading.local()     # .shapes: the traced block's input shapes, by variable
+
+
+def traced_shape(symbol):
+    """While a hybridized block traces its graph at its first call: the shape of
+    `symbol` as inferred from the block's input shapes, or None. A layer whose parameter
+    shapes depend on its input (an RNN layer's i2h weights) completes them with it when
+    it is traced inside a parent block, where its own input is not an array."""
+    known = getattr(_TRACING, 'shapes', None)
+    if not known:
+        return None
+    try:
+        _, outs, _ = symbol.infer_shape_partial(**known)
+    except Exception:                   # noqa: BLE001  (not inferable: left to deferral)
+        return None
+    shape = outs[0] if outs else None
+    return tuple(shape) if shape and all(d > 0 for d in shape) else None
 
 
 def _flatten_inputs(args):

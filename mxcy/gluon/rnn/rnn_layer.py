@@ -27,7 +27,7 @@ reach it (MXNet does it with its ``_rnn_param_concat`` operator, which mxcy lack
 from mxcy import ndarray as _nd
 from mxcy import symbol as _sym
 from mxcy._ndarray import NDArray
-from mxcy.gluon.block import HybridBlock
+from mxcy.gluon.block import HybridBlock, traced_shape
 from mxcy.gluon.rnn import _util
 from mxcy.gluon.rnn import rnn_cell
 from mxcy.rnn.rnn_cell import _call_state_func, _resolve_states
@@ -215,7 +215,9 @@ class _RNNLayer(_util._NestedGraph, HybridBlock):
 
     def _deferred_infer_shape(self, inputs, *args):
         """The only unknown shapes are the first layer's i2h weights: (G·H, C)."""
-        size = inputs.shape[2]
+        self._set_input_size(inputs.shape[2])
+
+    def _set_input_size(self, size):
         for d in ['l', 'r'][:self._dir]:
             getattr(self, f'{d}0_i2h_weight').shape = (self._gates * self._hidden_size, size)
 
@@ -224,6 +226,10 @@ class _RNNLayer(_util._NestedGraph, HybridBlock):
                     self._lstm_state_clip_min is not None)
 
     def hybrid_forward(self, F, inputs, states, sequence_length=None, **kwargs):
+        if not isinstance(inputs, NDArray) and not self.l0_i2h_weight.shape[-1]:
+            shape = traced_shape(inputs)    # traced inside a parent: input size from it
+            if shape is not None:
+                self._set_input_size(shape[-1])
         if self._layout == 'NTC':
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
         if self._fused():

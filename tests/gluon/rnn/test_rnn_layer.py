@@ -153,6 +153,45 @@ def test_deferred_input_size():
     assert bi.r0_i2h_weight.shape == (8, 7)
 
 
+@pytest.mark.parametrize('mode', ['lstm', 'gru_bidirectional'])
+def test_deferred_input_size_inside_a_hybridized_parent(mode):
+    """The layer learns its input size while the parent traces (MXNet 1.9.1 does too);
+    the hybridized parent equals the same network run imperatively."""
+    def make():
+        net = mx.gluon.nn.HybridSequential()
+        with net.name_scope():
+            net.add(mx.gluon.nn.Dense(6, flatten=False),
+                    rnn.LSTM(4, layout='NTC') if mode == 'lstm' else
+                    rnn.GRU(3, num_layers=2, bidirectional=True, layout='NTC'),
+                    mx.gluon.nn.Dense(2, flatten=False))
+        net.initialize(mx.init.Xavier())
+        return net
+    x = mx.nd.array(np.random.default_rng(2).standard_normal((2, 5, 7)))
+    hybrid, plain = make(), make()
+    hybrid.hybridize()
+    outs = []
+    for net in (hybrid, plain):
+        with autograd.record():
+            y = net(x)
+        y.backward()
+        outs.append(y)
+    first = 'lstm0_l0_i2h_weight' if mode == 'lstm' else 'gru0_l0_i2h_weight'
+    assert hybrid.collect_params()[hybrid.prefix + first].shape[1] == 6
+    # same weights, then the same outputs and gradients
+    for (_, ph), (_, pp) in zip(hybrid.collect_params().items(),
+                                plain.collect_params().items()):
+        pp.set_data(ph.data())
+    for net in (hybrid, plain):
+        with autograd.record():
+            y = net(x)
+        y.backward()
+    np.testing.assert_allclose(hybrid(x).asnumpy(), plain(x).asnumpy(), rtol=1e-5, atol=1e-6)
+    for (_, ph), (_, pp) in zip(hybrid.collect_params().items(),
+                                plain.collect_params().items()):
+        np.testing.assert_allclose(ph.grad().asnumpy(), pp.grad().asnumpy(), rtol=1e-4,
+                                   atol=1e-5)
+
+
 def test_state_info_and_begin_state():
     # MXNet 1.9.1
     assert _fresh(lambda: rnn.LSTM(3, num_layers=2, projection_size=2)).state_info(5) == [
