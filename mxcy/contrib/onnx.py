@@ -3,5 +3,6 @@ raises MXNetError naming ONNX when called. Models move to and from MXNet through
 files (``Symbol.save`` / ``nd.save``), which mxcy reads and writes."""
 from mxcy.contrib._missing import install
 
-__all__ = ['export_model', 'get_model_metadata', 'import_model', 'import_to_gluon']
-install(globals(), 'onnx', __all__, 'ONNX import/export')
+_NAMES = ('export_model', 'get_model_metadata', 'import_model', 'import_to_gluon')
+__all__ = list(_NAMES)
+install(globals(), 'onnx', _NAMES, 'ONNX import/export')

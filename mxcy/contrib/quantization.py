@@ -3,6 +3,7 @@ available in mxcy (no quantized operators); every function raises MXNetError nam
 quantization when called."""
 from mxcy.contrib._missing import install
 
-__all__ = ['quantize_model', 'quantize_model_mkldnn', 'quantize_graph', 'quantize_net',
-           'quantize_net_v2', 'calib_graph', 'combine_histogram']
-install(globals(), 'quantization', __all__, 'INT8 quantization')
+_NAMES = ('quantize_model', 'quantize_model_mkldnn', 'quantize_graph', 'quantize_net',
+           'quantize_net_v2', 'calib_graph', 'combine_histogram')
+__all__ = list(_NAMES)
+install(globals(), 'quantization', _NAMES, 'INT8 quantization')
