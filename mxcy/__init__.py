@@ -41,4 +41,7 @@ from mxcy import module as mod
 from mxcy import nn
 from mxcy import rnn
 from mxcy import gluon
+from mxcy import util
+from mxcy import contrib
+
 __version__ = '0.1.0'

@@ -45,19 +45,30 @@ def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
 
 
 def log_train_metric(period, auto_reset=False):
-    """Batch-end callback logging the training metric every `period` batches."""
+    """Batch-end callback logging the training metric every `period` batches.
+
+    With `auto_reset` the metric's local counters restart after each line (``reset_local``),
+    so a line covers the last `period` batches; the epoch's global value is kept for fit.
+    """
     def _callback(param):
         if param.nbatch % period == 0 and param.eval_metric is not None:
             for name, value in param.eval_metric.get_name_value():
                 logging.info('Iter[%d] Batch[%d] Train-%s=%f', param.epoch, param.nbatch,
                              name, value)
             if auto_reset:
-                param.eval_metric.reset()
+                param.eval_metric.reset_local()
     return _callback
 
 
 class Speedometer:
-    """Logs samples/sec (and the metric) every `frequent` batches, as MXNet does."""
+    """Logs samples/sec (and the metric) every `frequent` batches, as MXNet does.
+
+    With ``auto_reset=True`` each line shows the metric over the last `frequent` batches
+    (``Batch [a-b]``; the metric's local counters restart with ``reset_local``); with
+    ``auto_reset=False`` it shows the running value since the epoch began (``Batch [0-b]``).
+    The global (whole-epoch) value is never reset here, so fit's ``Train-`` line covers
+    the whole epoch either way.
+    """
 
     def __init__(self, batch_size, frequent=50, auto_reset=True):
         self.batch_size = batch_size
@@ -84,12 +95,13 @@ class Speedometer:
             elapsed = max(time.time() - self.tic, 1e-9)
             speed = self.frequent * self.batch_size / elapsed
             if pairs is not None:
+                first = 0
                 if self.auto_reset:
-                    param.eval_metric.reset()
+                    param.eval_metric.reset_local()
+                    first = count - self.frequent
                 msg = 'Epoch[%d] Batch [%d-%d]\tSpeed: %.2f samples/sec'
                 msg += '\t%s=%f' * len(pairs)
-                logging.info(msg, param.epoch, count - self.frequent, count, speed,
-                             *sum(pairs, ()))
+                logging.info(msg, param.epoch, first, count, speed, *sum(pairs, ()))
             else:
                 logging.info('Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec', param.epoch,
                              count, speed)

@@ -4,13 +4,35 @@
 parameters as an NDArray dict with ``arg:``/``aux:`` key prefixes, exactly as MXNet
 writes them, so checkpoints move between mxcy and MXNet both ways.
 """
+import importlib.util
 import logging
 from collections import namedtuple
 
 import numpy as np
 
 from mxcy import ndarray as nd
-from mxcy.base import MXNetError
+from mxcy.base import MXNetError, mx_real_t  # noqa: F401  (mx.model.mx_real_t)
+from mxcy.context import Context, cpu  # noqa: F401  (mx.model names, as in MXNet)
+from mxcy.initializer import Uniform  # noqa: F401
+from mxcy.io.base import DataDesc  # noqa: F401
+from mxcy.optimizer import get_updater  # noqa: F401
+
+# MXNet's FeedForward derived from scikit-learn's BaseEstimator when it was installed;
+# BASE_ESTIMATOR is imported only when asked for, so importing mxcy stays quick.
+SKLEARN_INSTALLED = importlib.util.find_spec('sklearn') is not None
+
+
+def __getattr__(name):
+    if name == 'BASE_ESTIMATOR':
+        if SKLEARN_INSTALLED:
+            from sklearn.base import BaseEstimator
+            return BaseEstimator
+        return object
+    if name == 'LogValidationMetricsCallback':     # callback imports this module
+        from mxcy.callback import LogValidationMetricsCallback
+        return LogValidationMetricsCallback
+    raise AttributeError(f"module 'mxcy.model' has no attribute {name!r}")
+
 
 BatchEndParam = namedtuple('BatchEndParams', ['epoch', 'nbatch', 'eval_metric', 'locals'])
 
@@ -95,7 +117,6 @@ class FeedForward:
                  initializer=None, numpy_batch_size=128, arg_params=None, aux_params=None,
                  allow_extra_params=False, begin_epoch=0, **kwargs):
         from mxcy import initializer as init
-        from mxcy.context import cpu
         self.symbol = symbol
         self.ctx = ctx if ctx is not None else cpu()
         if isinstance(self.ctx, list):

@@ -1,6 +1,8 @@
 """mx.metric: each metric against a NumPy / hand computation, accumulation, reset,
 local vs global results, shape errors, and create by name / list / callable / config."""
+import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -332,3 +334,75 @@ def test_check_label_shapes_helper():
     assert len(labels) == len(preds) == 1
     with pytest.raises(ValueError, match=r'\(2,\).*\(3,\)'):
         mx.metric.check_label_shapes(nd([1, 2]), nd([1, 2, 3]), shape=True)
+
+
+# ---------------------------------------------------------------- MXNet's local/global split
+FIXTURE = os.path.join(os.path.dirname(__file__), 'mxnet_files', 'metric', 'fit_log.json')
+with open(FIXTURE) as _f:
+    MXNET_METRICS = json.load(_f)['metrics']
+
+
+@pytest.mark.parametrize('name', sorted(MXNET_METRICS))
+def test_local_and_global_after_reset_local_match_mxnet(name):
+    """Two batches, reset_local, one batch: get() covers the last batch only and
+    get_global() all three, with MXNet 1.9.1's values (tools/mxnet_fit_log_fixtures.py)."""
+    case = MXNET_METRICS[name]
+    metric = mx.metric.create(name.replace('f1_micro', 'f1'), **case['kwargs'])
+    for i, (label, pred) in enumerate(case['batches']):
+        if i == 2:
+            metric.reset_local()
+        metric.update([nd(label)], [nd(pred)])
+    assert metric.get()[1] == pytest.approx(case['local'], rel=1e-5)
+    assert metric.get_global()[1] == pytest.approx(case['global'], rel=1e-5)
+    assert metric.get_global_name_value() == [(metric.name, metric.get_global()[1])]
+    metric.reset()
+    assert math.isnan(metric.get()[1]) and math.isnan(metric.get_global()[1])
+
+
+class UserAccuracy(mx.metric.EvalMetric):
+    """The common custom-metric pattern: NDArray in, .asnumpy() inside."""
+    def __init__(self):
+        super().__init__('user_acc')
+        self.seen = []
+
+    def update(self, labels, preds):
+        self.seen.append((type(labels[0]), type(preds[0])))
+        label = labels[0].asnumpy()
+        pred = preds[0].asnumpy().argmax(axis=1)
+        self.sum_metric += float((label == pred).sum())
+        self.num_inst += label.size
+
+
+class NoisyAccuracy(mx.metric.Accuracy):
+    def update(self, labels, preds):
+        self.seen = type(labels[0])
+        super().update(labels, preds)
+
+
+def scored_module():
+    net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc')
+    mod = mx.mod.Module(mx.sym.SoftmaxOutput(net, name='softmax'))
+    data = mx.io.NDArrayIter(np.eye(4, 6, dtype=np.float32), np.array([0, 1, 0, 0], 'f'),
+                             batch_size=2)
+    mod.bind(data.provide_data, data.provide_label)
+    weight = np.zeros((2, 6), np.float32)
+    weight[1, 1] = 1.0                        # predicts class 1 only for the second row
+    mod.init_params(arg_params={'fc_weight': nd(weight), 'fc_bias': nd([0, 0])})
+    return mod, data
+
+
+def test_user_metric_update_receives_ndarrays_from_module():
+    mod, data = scored_module()
+    user = UserAccuracy()
+    assert mod.score(data, user) == [('user_acc', 1.0)]
+    assert user.seen == [(mx.nd.NDArray, mx.nd.NDArray)] * 2
+    noisy = NoisyAccuracy()
+    assert mod.score(data, noisy) == [('accuracy', 1.0)]
+    assert noisy.seen is mx.nd.NDArray          # an override bypasses the C fast path
+    got = []
+
+    def feval(label, pred):
+        got.append(type(label))
+        return float((pred.argmax(axis=1) == label).mean())
+    assert mod.score(data, mx.metric.np(feval)) == [('feval', 1.0)]
+    assert got == [np.ndarray, np.ndarray]      # CustomMetric / np() get NumPy

@@ -67,3 +67,15 @@ def test_feedforward_needs_num_epoch():
     x, y = data(10)
     with pytest.raises(mx.MXNetError, match='num_epoch'):
         mx.model.FeedForward(net()).fit(x, y)
+
+
+def test_mxnet_model_namespace_names():
+    import mxcy as mx
+    assert mx.model.LogValidationMetricsCallback is mx.callback.LogValidationMetricsCallback
+    assert mx.model.Uniform is mx.init.Uniform and mx.model.cpu is mx.cpu
+    assert mx.model.DataDesc is mx.io.DataDesc and mx.model.get_updater is mx.optimizer.get_updater
+    assert mx.model.mx_real_t is mx.base.mx_real_t and mx.model.Context is mx.Context
+    assert isinstance(mx.model.SKLEARN_INSTALLED, bool)
+    assert mx.model.BASE_ESTIMATOR is object or mx.model.SKLEARN_INSTALLED
+    with pytest.raises(AttributeError, match='no attribute'):
+        mx.model.no_such_name

@@ -3,16 +3,18 @@
 Each line of `data_csv` is one sample of ``prod(data_shape)`` comma-separated values,
 reshaped to `data_shape`; each line of `label_csv` (same number of lines) is its label of
 ``prod(label_shape)`` values. Without `label_csv` (or with MXNet's 'NULL') every label is
-0. A label of shape ``(1,)`` comes as a ``(batch,)`` array, as SoftmaxOutput expects;
+0. A file argument may be a directory, whose files are read in name order. A label of
+shape ``(1,)`` comes as a ``(batch,)`` array, as SoftmaxOutput expects;
 other label shapes come as ``(batch,) + label_shape``.
 
 Every batch has `batch_size` rows. With ``round_batch=True`` (the default) the last batch
 is completed with samples from the start of the file; with ``round_batch=False`` it is
 completed with zeros. Either way ``pad`` counts the filler rows, and every epoch starts
 at the first line (MXNet's round_batch instead started the next epoch after the samples
-it borrowed). Values are parsed as `dtype` (float32, int32 or int64); a line with the
+it borrowed). Values are parsed as `dtype` (None: float32; int32 or int64); a line with the
 wrong number of values raises ValueError naming the file.
 """
+import io
 import math
 import os
 
@@ -20,6 +22,8 @@ import numpy as np
 
 from mxcy.base import as_shape
 from mxcy.io.base import check_batch_size, register
+from mxcy.io.libsvm_iter import read_stream
+from mxcy.io.mx_data_iter import MXDataIter, check_common
 from mxcy.io.ndarray_iter import NDArrayIter
 from mxcy.ndarray.utils import array
 
@@ -33,12 +37,17 @@ def read_csv(path, width, dtype, what):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"CSVIter: {what} {path!r} not found")
-    if os.path.getsize(path) == 0:
+    source = path
+    if os.path.isdir(path):              # a directory: its files in name order
+        source = io.BytesIO(read_stream(path, 'CSVIter', what))
+        if not source.getbuffer().nbytes:
+            return np.zeros((0, width), dtype)
+    elif os.path.getsize(path) == 0:
         return np.zeros((0, width), dtype)
     # NOTE: integers are parsed as int64 directly so large values keep every digit.
     parse_dtype = np.float64 if dtype.kind == 'f' else np.int64
     try:
-        values = np.loadtxt(path, delimiter=',', dtype=parse_dtype, ndmin=2)
+        values = np.loadtxt(source, delimiter=',', dtype=parse_dtype, ndmin=2)
     except ValueError as err:
         raise ValueError(f"CSVIter: {what} {path!r} is not a CSV file of {dtype} numbers "
                          f"with the same count on every line: {err}") from None
@@ -49,20 +58,19 @@ def read_csv(path, width, dtype, what):
 
 
 @register
-class CSVIter(NDArrayIter):
+class CSVIter(MXDataIter, NDArrayIter):
     """Batches of samples read from CSV files (see the module docstring)."""
 
     _pad_with_zeros = False
 
     def __init__(self, *, data_csv, data_shape, label_csv=None, label_shape=(1,),
-                 batch_size, round_batch=True, dtype='float32', data_name='data',
-                 label_name='softmax_label', prefetch_buffer=None, ctx=None):
+                 batch_size, round_batch=True, prefetch_buffer=4, ctx='gpu', dtype=None,
+                 data_name='data', label_name='softmax_label'):
         check_batch_size(batch_size, 'CSVIter')
         data_shape = as_shape(data_shape, 'CSVIter: data_shape')
         label_shape = as_shape(label_shape, 'CSVIter: label_shape')
-        if np.dtype(dtype) not in _DTYPES:
-            raise TypeError(f"CSVIter: dtype must be float32, int32 or int64, got {dtype!r}")
-        dtype = np.dtype(dtype)
+        dtype = check_common('CSVIter', prefetch_buffer, ctx, dtype, _DTYPES)
+        self.prefetch_buffer, self.ctx = prefetch_buffer, ctx
         data = read_csv(data_csv, math.prod(data_shape), dtype, 'data_csv')
         n = len(data)
         if label_csv is None or label_csv == 'NULL':

@@ -15,7 +15,9 @@ images as float32 ``(batch, 1, rows, cols)``, or ``(batch, rows*cols)`` with
 ``flat=True``, scaled by 1/256 as MXNet did; labels float32 ``(batch,)``;
 ``num_parts``/``part_index`` take the contiguous shard ``[n*p/k, n*(p+1)/k)`` of the
 file; the last incomplete batch is dropped, as MXNet's MNISTIter did
-(``last_batch_handle`` is an mxcy addition that can change that). Where MXNet shuffled
+(``last_batch_handle`` is an mxcy addition that can change that). ``data_shape``, which
+MXNet ignores, is accepted and must hold one image; ``prefetch_buffer`` and ``ctx`` are
+checked hints (``mxcy.io.mx_data_iter``); ``dtype=None`` is float32. Where MXNet shuffled
 once at load, this iterator reshuffles at every ``reset()`` from a generator seeded with
 `seed`, so the sequence of epochs is reproducible and independent of global seeds. A
 missing ``path`` whose ``path + '.gz'`` exists reads the gzipped file.
@@ -31,7 +33,9 @@ import zlib
 import numpy as np
 
 from mxcy._ndarray import NDArray
+from mxcy.base import as_shape
 from mxcy.io.base import register
+from mxcy.io.mx_data_iter import MXDataIter, check_common
 from mxcy.io.ndarray_iter import NDArrayIter
 from mxcy.ndarray.utils import array
 
@@ -45,6 +49,7 @@ _MAX_INFLATE_RATIO = 1032
 _GZIP_MAGIC = b'\x1f\x8b'
 _MXNET_IMAGE_SCALE = np.float32(1.0 / 256.0)     # MXNet: img_ *= 1.0f / 256.0f
 _LOG = logging.getLogger(__name__)
+_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _is_gzip(path):
@@ -168,23 +173,21 @@ def _check_int(value, name, low):
 
 
 @register
-class MNISTIter(NDArrayIter):
+class MNISTIter(MXDataIter, NDArrayIter):
     """Batches of MNIST images and labels read from IDX files (see the module docstring)."""
 
     def __init__(self, *, image='./train-images-idx3-ubyte',
                  label='./train-labels-idx1-ubyte', batch_size=128, shuffle=True,
                  flat=False, seed=0, silent=False, num_parts=1, part_index=0,
+                 prefetch_buffer=4, ctx='gpu', dtype=None, data_shape=None,
                  input_shape=None, last_batch_handle='discard', data_name='data',
-                 label_name='softmax_label', dtype='float32', prefetch_buffer=None,
-                 ctx=None):
+                 label_name='softmax_label'):
         num_parts = _check_int(num_parts, 'num_parts', 1)
         part_index = _check_int(part_index, 'part_index', 0)
         if part_index >= num_parts:
             raise ValueError(f"MNISTIter: part_index must be in [0, num_parts={num_parts}), "
                              f"got {part_index}")
-        if np.dtype(dtype) not in (np.float16, np.float32, np.float64):
-            raise TypeError(f"MNISTIter: dtype must be float16, float32 or float64, got "
-                            f"{dtype!r}")
+        dtype = check_common('MNISTIter', prefetch_buffer, ctx, dtype, _DTYPES)
         images = read_idx(_resolve(image, 'image'), 'MNISTIter: image')
         labels = read_idx(_resolve(label, 'label'), 'MNISTIter: label')
         if images.dtype != np.uint8 or images.ndim != 3:
@@ -207,12 +210,21 @@ class MNISTIter(NDArrayIter):
                                  f"{rows}x{cols} = {rows * cols} pixels")
         else:
             sample_shape = (rows * cols,) if flat else (1, rows, cols)
+        if data_shape is not None:
+            # MXNet ignores data_shape here (examples pass (784,) with flat=True); a shape
+            # that cannot hold one image is surely a mistake, so it is checked.
+            data_shape = as_shape(data_shape, 'MNISTIter: data_shape')
+            if math.prod(data_shape) != rows * cols:
+                raise ValueError(f"MNISTIter: data_shape {data_shape} must hold {rows}x{cols}"
+                                 f" = {rows * cols} pixels; the sample shape comes from "
+                                 f"flat ({sample_shape})")
         pixels = images.reshape((len(images),) + sample_shape).astype(np.float32)
         pixels *= _MXNET_IMAGE_SCALE
         self._rng = np.random.RandomState(seed)      # used by _permutation at every reset
         self.flat = bool(flat)
         self.seed = seed
         self.num_parts, self.part_index = num_parts, part_index
+        self.prefetch_buffer, self.ctx = prefetch_buffer, ctx
         super().__init__(array(pixels, dtype=dtype), array(labels, dtype=np.float32),
                          batch_size=batch_size, shuffle=shuffle,
                          last_batch_handle=last_batch_handle, data_name=data_name,

@@ -22,6 +22,7 @@ import numpy as np
 
 from mxcy._ndarray import NDArray
 from mxcy.base import MXNetError
+from mxcy.kvstore.base import KVStoreBase
 from mxcy.optimizer import Updater, get_updater
 
 __all__ = ['KVStore', 'Updater', 'get_updater']
@@ -70,7 +71,7 @@ def _grouped(pairs):
     return list(groups.items())
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """A key-value store in this process; MXNet 1.x's KVStore API."""
 
     OPTIMIZER = 'optimizer'

@@ -5,8 +5,13 @@ Contract:
 * ``update(labels, preds)`` takes lists of arrays (NDArray or NumPy; a single array is
   taken as a one-element list), one label array per prediction array, and adds one
   batch. NDArrays are read with ``asnumpy``: a metric update is where a training loop
-  waits for its outputs, as in MXNet. Mismatched list lengths or array shapes raise
-  ValueError naming both; nothing is silently broadcast.
+  waits for its outputs, as in MXNet. Module hands a user's ``update`` override the
+  NDArrays themselves (``labels[0].asnumpy()`` works); built-in metrics read them on the
+  engine; ``CustomMetric`` / ``np()`` call `feval` with NumPy arrays. Mismatched list
+  lengths or array shapes raise ValueError naming both; nothing is silently broadcast.
+* Local and global results, as in MXNet: ``reset_local()`` restarts only what ``get()``
+  reports (Speedometer does this per logging window), ``reset()`` both; fit's
+  end-of-epoch ``Train-`` line is ``get_global_name_value()``, the whole epoch.
 * ``get()`` returns ``(name, value)`` over the batches since the last ``reset`` or
   ``reset_local``, ``get_global()`` since the last ``reset`` (nan before any update);
   ``get_name_value()`` / ``get_global_name_value()`` return ``[(name, value)]`` pairs.

@@ -103,6 +103,12 @@ def shape_error(metric, label, pred, expected):
                       f"match prediction shape {tuple(pred.shape)}; expected {expected}")
 
 
+def _builtin_update(cls):
+    """True when `cls.update` is one of ours, which reads NumPy views on the engine; a
+    user's override (even of a built-in metric) is called with NDArrays, as in MXNet."""
+    return getattr(cls.update, '__module__', '').startswith('mxcy.metric.')
+
+
 class EvalMetric:
     """Base class of the evaluation metrics.
 
@@ -120,7 +126,9 @@ class EvalMetric:
         metric waits for it. NumPy inputs are updated synchronously."""
         labels, preds = as_list(labels), as_list(preds)
         arrays = labels + preds
-        if not arrays or not all(isinstance(a, NDArray) for a in arrays):
+        if (not arrays or not all(isinstance(a, NDArray) for a in arrays)
+                or not _builtin_update(type(self))):
+            # a user's update gets the NDArrays themselves (labels[0].asnumpy() works)
             self.update(labels, preds)
             return
         if _ASYNC['var'] is None:

@@ -5,7 +5,8 @@ import numpy
 
 from mxcy._ndarray import NDArray, zeros
 from mxcy._ops import FLOAT_DTYPES, INDEX_DTYPES, push_accuracy_update
-from mxcy.metric.base import EvalMetric, alias, as_list, pairs, register, shape_error
+from mxcy.metric.base import (EvalMetric, _builtin_update, alias, as_list, pairs, register,
+                              shape_error)
 
 
 def _argmax(metric, pred, axis, label):
@@ -33,8 +34,8 @@ class Accuracy(EvalMetric):
         """(batch, classes) scores against one label per row are counted by a C kernel on
         the engine, into an accumulator folded in by the next synced call."""
         labels, preds = as_list(labels), as_list(preds)
-        if len(labels) != len(preds) or not all(self._counted_in_c(lab, pred)
-                                                for lab, pred in zip(labels, preds)):
+        if (len(labels) != len(preds) or not _builtin_update(type(self))
+                or not all(self._counted_in_c(lab, pred) for lab, pred in zip(labels, preds))):
             super().update_async(labels, preds)
             return
         if getattr(self, '_counts', None) is None:

@@ -175,7 +175,8 @@ class BaseModule:
                 nbatch += 1
                 if stop or (epoch_size is not None and nbatch >= epoch_size):
                     break
-            for name, value in eval_metric.get_name_value():
+            # the whole epoch: batch callbacks (Speedometer) only reset the local counters
+            for name, value in eval_metric.get_global_name_value():
                 log.info('Epoch[%d] Train-%s=%f', epoch, name, value)
             log.info('Epoch[%d] Time cost=%.3f', epoch, time.time() - tic)
             arg_params, aux_params = self.get_params()

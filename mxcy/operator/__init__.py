@@ -8,6 +8,7 @@ from mxcy.operator import activation, norm, rnn, custom, init_ops  # noqa: F401
 from mxcy.operator import views, ctc  # noqa: F401
 from mxcy.operator import optimizer_ops, optimizer_multi_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
+from mxcy.operator.legacy import NDArrayOp, NumpyOp, PythonOp
 
 __all__ = ['OpSpec', 'ShapeError', 'register_op', 'get_op', 'list_ops',
-           'CustomOp', 'CustomOpProp', 'register']
+           'CustomOp', 'CustomOpProp', 'register', 'NumpyOp', 'NDArrayOp', 'PythonOp']

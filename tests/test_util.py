@@ -1,0 +1,106 @@
+"""mx.util: NumPy-semantics switches (shape recorded, array refused: no mx.np), their
+scopes and decorators, environment helpers and the ufunc-keyword wrappers."""
+import os
+import threading
+
+import pytest
+
+import mxcy as mx
+from mxcy import util
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    yield
+    util.reset_np()
+
+
+def test_np_shape_switch_scope_and_thread_locality():
+    assert not util.is_np_shape()
+    assert util.set_np_shape(True) is False and util.is_np_shape()
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(util.is_np_shape()))
+    thread.start()
+    thread.join()
+    assert seen == [False]                      # per thread, as in MXNet
+    assert util.set_np_shape(False) is True
+    with util.np_shape():
+        assert util.is_np_shape()
+        with util.np_shape(False):
+            assert not util.is_np_shape()
+        assert util.is_np_shape()
+    assert not util.is_np_shape()
+    assert mx.nd.zeros(()).shape == () and mx.nd.zeros((0, 3)).shape == (0, 3)
+
+
+def test_np_array_is_refused_by_name_and_off_is_allowed():
+    assert not util.is_np_array()
+    with pytest.raises(mx.MXNetError, match=r'set_np\(array=True\).*mx.np'):
+        util.set_np()
+    with pytest.raises(ValueError, match='need NumPy shape semantics'):
+        util.set_np(shape=False, array=True)
+    util.set_np(shape=True, array=False)
+    assert util.is_np_shape() and not util.is_np_array()
+    util.reset_np()
+    assert not util.is_np_shape()
+    with util.np_array(False):
+        assert not util.is_np_array()
+    with pytest.raises(mx.MXNetError, match='np_array'):
+        with util.np_array():
+            pass
+
+
+def test_decorators_act_when_the_code_runs():
+    @util.use_np_shape
+    def shape_on():
+        return util.is_np_shape()
+    assert shape_on() is True and not util.is_np_shape()
+
+    @util.use_np_shape
+    class Block:
+        def forward(self):
+            return util.is_np_shape()
+    assert Block().forward() is True
+
+    @util.use_np                                # decorating works; running refuses
+    def needs_np():
+        return 1
+    with pytest.raises(mx.MXNetError, match='mx.np'):
+        needs_np()
+    assert not util.is_np_shape()               # the scope was unwound
+
+
+def test_env_module_and_small_helpers():
+    util.setenv('MXCY_UTIL_TEST', 3)
+    assert util.getenv('MXCY_UTIL_TEST') == '3' == os.environ['MXCY_UTIL_TEST']
+    util.setenv('MXCY_UTIL_TEST', None)
+    assert util.getenv('MXCY_UTIL_TEST') is None
+
+    @util.set_module('mxcy.somewhere')
+    def f():
+        pass
+    assert f.__module__ == 'mxcy.somewhere'
+    assert util.get_gpu_count() == 0 and util.py_str(b'ab') == 'ab'
+
+
+def test_ufunc_options_and_wrappers_match_mxnet():
+    legal = util.np_ufunc_legal_option
+    assert legal('casting', 'unsafe') and not legal('casting', 'x')
+    assert legal('dtype', 'float32') and not legal('dtype', None)
+    assert not legal('dtype', 'bool') and legal('order', 'F') and not legal('out', None)
+
+    @util.wrap_np_binary_func
+    def add(x, y, out=None):
+        return x + y
+    assert add(1, 2, casting='same_kind', where=True, order='K', subok=True) == 3
+    with pytest.raises(ValueError, match=r"add: casting=unsafe is not supported"):
+        add(1, 2, casting='unsafe')
+    with pytest.raises(TypeError, match="foo is an invalid keyword to function 'add'"):
+        add(1, 2, foo=1)
+
+    @util.wrap_np_unary_func
+    def neg(x, out=None):
+        return -x
+    assert neg(2) == -2
+    with pytest.raises(ValueError, match='where=False'):
+        neg(2, where=False)
