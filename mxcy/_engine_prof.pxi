@@ -134,13 +134,15 @@ cdef ProfRec* prof_slot(ProfBuf* b) noexcept nogil:
     cdef int64_t cap
     cdef ProfRec* grown
     pthread_mutex_lock(&b.mu)
+    if b.n >= g_prof_cap:
+        b.dropped += 1
+        pthread_mutex_unlock(&b.mu)
+        return NULL
     if b.n == b.cap:
         cap = 1024 if b.cap == 0 else b.cap * 2
         if cap > g_prof_cap:
             cap = g_prof_cap
-        grown = NULL
-        if cap > b.cap:
-            grown = <ProfRec*>realloc(b.recs, cap * sizeof(ProfRec))
+        grown = <ProfRec*>realloc(b.recs, cap * sizeof(ProfRec))
         if grown == NULL:
             b.dropped += 1
             pthread_mutex_unlock(&b.mu)
@@ -272,11 +274,14 @@ def prof_clock_ns():
 
 
 def prof_set_capacity(int64_t n):
-    """Records kept per thread before further ones are dropped (and counted)."""
+    """Records kept per thread before further ones are dropped (and counted); returns
+    the previous capacity."""
     global g_prof_cap
     if n < 1:
         raise ValueError(f"profiler buffer capacity must be at least 1 record, got {n}")
+    old = g_prof_cap
     g_prof_cap = n
+    return old
 
 
 cdef object prof_rec_tuple(ProfRec* r):
