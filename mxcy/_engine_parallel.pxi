@@ -108,6 +108,20 @@ cdef inline void spin_until(int* counter, int target) noexcept nogil:
             sched_yield()
 
 
+cdef void run_parts_alone(part_fn fn, void* arg, int nparts) noexcept nogil:
+    """Every part on this thread (the slot is taken or nobody may help), each one
+    recorded when the op that runs it is profiled."""
+    cdef SharedKernel s
+    s.fn = fn
+    s.arg = arg
+    s.nparts = nparts
+    s.next_part = 0
+    s.parts_done = 0
+    s.joiners = 0
+    prof_share_owner(&s)
+    run_claimed_parts(&s)
+
+
 cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
     """fn(arg, p, nparts) for every p in [0, nparts), shared with the other workers.
 
@@ -140,6 +154,9 @@ cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
             join_shared_locked()
         pthread_mutex_unlock(&g_lock)
     if not handed:
+        if nparts > 1 and tls_get_prof() != NULL:
+            run_parts_alone(fn, arg, nparts)    # recorded as parts when profiled
+            return
         for p in range(nparts):
             fn(arg, p, nparts)
         return
