@@ -32,6 +32,7 @@ from mxcy import io
 from mxcy import recordio
 from mxcy import monitor
 from mxcy import monitor as mon
+from mxcy import profiler
 
 
 from mxcy import model

@@ -40,6 +40,7 @@ cdef struct EDep:
 
 cdef struct EVar:
     int magic              # VAR_LIVE until its delete completes (checked by dep_var)
+    int64_t id             # a serial number, unique in the process (the profiler's name)
     EDep* head
     EDep* tail
     int running_reads
@@ -80,6 +81,7 @@ cdef struct EOp:
     const char* cname
     int priority
     int64_t seq
+    int64_t t_push         # CLOCK_MONOTONIC ns at push while the profiler records, else 0
     int64_t wait_seq       # seq, or for an op pushed from inside a running op that op's
                            # wait_seq: wait_all counts it as pushed when its parent was
     int wait_count

@@ -123,6 +123,7 @@ pthread_cond_init(&g_work_cv, NULL)
 pthread_cond_init(&g_done_cv, NULL)
 
 include "_engine_pool.pxi"
+include "_engine_prof.pxi"
 include "_engine_parallel.pxi"
 include "_engine_core.pxi"
 include "_engine_workers.pxi"
@@ -265,6 +266,7 @@ cdef EVar* new_cvar() except NULL:
     if v == NULL:
         raise MemoryError("mxcy engine: out of memory creating a variable")
     v.magic = VAR_LIVE
+    v.id = mxcy_next_id(&g_var_ids)
     return v
 
 
@@ -364,17 +366,20 @@ def push(fn, reads=(), writes=(), int priority=0, name=None):
         vs[i] = (<Var>rv[i]).cvar
     for i in range(nw):
         vs[nr + i] = (<Var>wv[i]).cvar
-    op = new_op(nr + nw, 0)
+    if name is None:
+        name = getattr(fn, '__name__', 'python_op')
+    name = str(name)
+    op = new_op(nr + nw, PROF_NAME_LEN if g_prof_on else 0)
     if op == NULL:
         free(vs)
         raise MemoryError("mxcy engine: out of memory creating an op")
     fill_deps(op, vs, nr, vs + nr, nw, flags)
     free(vs)
+    if g_prof_on:       # the profiler names the op without holding a Python object
+        strncpy(op.args, name.encode('utf-8', 'replace')[:PROF_NAME_LEN - 1], PROF_NAME_LEN)
+        op.flags |= FLAG_PYNAME
     op.pyfn = <PyObject*>fn
     Py_INCREF(fn)
-    if name is None:
-        name = getattr(fn, '__name__', 'python_op')
-    name = str(name)
     op.pyname = <PyObject*>name
     Py_INCREF(name)
     op.priority = priority
@@ -548,6 +553,7 @@ def _after_fork_child():
     """The child has no worker threads: reset the locks; workers restart on demand."""
     global g_nworkers, g_nidle, g_nwaiters, g_stop
     split_after_fork_child()
+    prof_after_fork_child()
     pthread_mutex_init(&g_lock, NULL)
     pthread_mutex_init(&g_pool_lock, NULL)
     pthread_cond_init(&g_work_cv, NULL)

@@ -19,6 +19,7 @@ cdef struct BulkRec:
     size_t size         # bytes of this record including the header, 16-aligned
     ErrorRec* error     # set when this kernel failed (owned until the group completes)
     int nidx            # var slots that follow the header (see BULK_READ...)
+    int64_t t_push      # push time while the profiler records, else 0
     int args_off        # offset of the kernel's args from the record start
 
 
@@ -78,9 +79,16 @@ cdef void run_bulk(EOp* op) noexcept nogil:
     cdef int j, rc
     cdef ErrorRec* e
     cdef char errmsg[256]
+    cdef int64_t t0 = 0
+    cdef ProfBuf* pb = NULL
+    if op.t_push != 0:
+        pb = prof_buf()
     while off < head.total:
         rec = <BulkRec*>(op.args + off)
         idx = <int*>((<char*>rec) + sizeof(BulkRec))
+        if pb != NULL:
+            pb.cur_name = rec.name      # names the kernel's shared parts
+            t0 = prof_now()
         e = NULL
         for j in range(rec.nidx):
             if idx[j] & BULK_READ and verr[idx[j] >> 3] != NULL:
@@ -93,6 +101,9 @@ cdef void run_bulk(EOp* op) noexcept nogil:
                 errmsg[255] = 0
                 e = kernel_error(rec.name, rc, errmsg)
                 rec.error = e
+        if pb != NULL:
+            prof_record_bulk(op, rec.name, idx, rec.nidx, rec.t_push, t0, prof_now(),
+                             e == NULL or rec.error != NULL)
         for j in range(rec.nidx):
             if idx[j] & BULK_WRITE and (e != NULL or not idx[j] & BULK_PARTIAL):
                 verr[idx[j] >> 3] = e
@@ -226,6 +237,7 @@ cdef int bulk_append(BulkState* b, kernel_fn fn, const void* args, size_t args_s
     rec.name = name
     rec.size = rec_size
     rec.error = NULL
+    rec.t_push = prof_now() if g_prof_on else 0
     rec.args_off = <int>args_off
     idx = <int*>((<char*>rec) + sizeof(BulkRec))
     memcpy((<char*>rec) + args_off, args, args_size)

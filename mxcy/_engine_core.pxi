@@ -401,9 +401,13 @@ cdef void execute(EOp* op) noexcept nogil:
     cdef char errmsg[256]
     cdef int rc
     cdef void* saved = tls_get_op()
+    cdef int64_t t0 = 0
     if op.magic != OP_LIVE:
         engine_corrupt("a freed op executed", op)
     tls_set_op(<void*>op)
+    if op.t_push != 0:          # the profiler stamped it at push
+        prof_begin(op)
+        t0 = prof_now()
     if op.pyfn != NULL:
         run_python_op(op)
     elif op.flags & FLAG_DELETE:
@@ -418,6 +422,8 @@ cdef void execute(EOp* op) noexcept nogil:
             errmsg[255] = 0
             op.error = kernel_error(op.cname, rc, errmsg)
             op.original_error = 1
+    if t0 != 0:
+        prof_record_op(op, t0, prof_now())
     tls_set_op(saved)
 
 
@@ -510,6 +516,8 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
     inl.items = NULL
     inl.n = 0
     inl.cap = 0
+    if g_prof_on and not (op.flags & FLAG_SYNC):
+        op.t_push = prof_now()
     pthread_mutex_lock(&g_lock)
     if backpressure and threaded and g_pending >= g_max_pending and tls_get_op() == NULL:
         pthread_mutex_unlock(&g_lock)

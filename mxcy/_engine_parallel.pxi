@@ -40,6 +40,9 @@ cdef struct SharedKernel:
     int next_part       # atomic: the next unclaimed part
     int parts_done      # atomic
     int joiners         # atomic: workers inside the claim loop
+    int64_t prof_seq    # the profiler records each part when set: the op's seq and name
+    const char* prof_name
+    char prof_pyname[48]
 
 cdef SharedKernel g_share
 cdef int g_share_busy = 0       # under g_lock: g_share belongs to a running kernel
@@ -49,6 +52,17 @@ cdef int64_t g_stat_shared = 0      # under g_lock: kernels published to idle wo
 cdef int64_t g_stat_helped = 0      # under g_lock: parts that a joining worker ran
 
 
+cdef void prof_share_owner(SharedKernel* s) noexcept nogil:
+    """Tag a published kernel with the op this thread runs, when that op is profiled."""
+    cdef ProfBuf* b = <ProfBuf*>tls_get_prof()
+    cdef EOp* op = <EOp*>tls_get_op()
+    s.prof_seq = 0
+    if b != NULL and op != NULL and op.t_push != 0 and b.cur_seq == op.seq:
+        s.prof_seq = op.seq
+        s.prof_name = b.cur_name
+        strncpy(s.prof_pyname, b.cur_pyname, PROF_NAME_LEN)
+
+
 cdef inline bint share_joinable_locked() noexcept nogil:
     return g_share_open and mxcy_load(&g_share.next_part) < g_share.nparts
 
@@ -56,11 +70,17 @@ cdef inline bint share_joinable_locked() noexcept nogil:
 cdef int run_claimed_parts(SharedKernel* s) noexcept nogil:
     """Claim and run parts until none is left; returns how many this thread ran."""
     cdef int p, ran = 0
+    cdef int64_t t0 = 0
     while True:
         p = mxcy_fetch_add(&s.next_part, 1)
         if p >= s.nparts:
             return ran
+        if s.prof_seq:
+            t0 = prof_now()
         s.fn(s.arg, p, s.nparts)
+        if s.prof_seq:
+            prof_record_part(s.prof_name, s.prof_pyname, s.prof_seq, p, s.nparts, t0,
+                             prof_now())
         ran += 1
         mxcy_fetch_add(&s.parts_done, 1)
 
@@ -88,6 +108,20 @@ cdef inline void spin_until(int* counter, int target) noexcept nogil:
             sched_yield()
 
 
+cdef void run_parts_alone(part_fn fn, void* arg, int nparts) noexcept nogil:
+    """Every part on this thread (the slot is taken or nobody may help), each one
+    recorded when the op that runs it is profiled."""
+    cdef SharedKernel s
+    s.fn = fn
+    s.arg = arg
+    s.nparts = nparts
+    s.next_part = 0
+    s.parts_done = 0
+    s.joiners = 0
+    prof_share_owner(&s)
+    run_claimed_parts(&s)
+
+
 cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
     """fn(arg, p, nparts) for every p in [0, nparts), shared with the other workers.
 
@@ -108,6 +142,7 @@ cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
                 g_share.nparts = nparts
                 g_share.next_part = 0
                 g_share.parts_done = 0
+                prof_share_owner(&g_share)
                 g_share_open = 1
                 handed = 1
                 g_stat_shared += 1
@@ -119,6 +154,9 @@ cdef void run_parts(part_fn fn, void* arg, int nparts) noexcept nogil:
             join_shared_locked()
         pthread_mutex_unlock(&g_lock)
     if not handed:
+        if nparts > 1 and tls_get_prof() != NULL:
+            run_parts_alone(fn, arg, nparts)    # recorded as parts when profiled
+            return
         for p in range(nparts):
             fn(arg, p, nparts)
         return

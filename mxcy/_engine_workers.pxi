@@ -12,6 +12,7 @@ cdef void* worker_main(void* arg) noexcept nogil:
     inl.items = NULL
     inl.n = 0
     inl.cap = 0
+    tls_set_worker(<int><size_t>arg)       # 1 + the worker's index (the profiler's label)
     pthread_mutex_lock(&g_lock)
     while True:
         # Each test is made once per turn: whether a shared kernel is joinable changes
@@ -44,6 +45,7 @@ cdef void* worker_main(void* arg) noexcept nogil:
     pthread_mutex_unlock(&g_lock)
     free(rl.items)
     free(inl.items)
+    prof_thread_exit()
     return NULL
 
 
@@ -54,7 +56,7 @@ cdef int ensure_workers() except -1:
     cdef int failed = 0
     pthread_mutex_lock(&g_lock)
     while g_nworkers < g_nworkers_wanted and not g_shutdown:
-        if pthread_create(&t, NULL, worker_main, NULL) != 0:
+        if pthread_create(&t, NULL, worker_main, <void*><size_t>(g_nworkers + 1)) != 0:
             failed = 1
             break
         g_threads[g_nworkers] = t
