@@ -12,7 +12,9 @@ from mxcy.io.mnist import MNISTIter, read_idx, write_idx
 from mxcy.io.csv_iter import CSVIter
 from mxcy.io.wrappers import PrefetchingIter, ResizeIter
 from mxcy.io.digits import prepare_digits
+from mxcy.io.image_record import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
 
-__all__ = ['CSVIter', 'DataBatch', 'DataDesc', 'DataIter', 'MNISTIter', 'NDArrayIter',
+__all__ = ['CSVIter', 'DataBatch', 'DataDesc', 'DataIter', 'ImageRecordInt8Iter',
+           'ImageRecordIter', 'ImageRecordUInt8Iter', 'MNISTIter', 'NDArrayIter',
            'PrefetchingIter', 'ResizeIter', 'create', 'prepare_digits', 'read_idx',
            'write_idx']
