@@ -349,7 +349,7 @@ def pack_img(header, img, quality=95, img_fmt='.jpg'):
     if fmt in ('.jpg', '.jpeg'):
         params = [cv2.IMWRITE_JPEG_QUALITY, int(quality)]
     elif fmt == '.png':
-        params = [cv2.IMWRITE_PNG_COMPRESSION, int(quality)]
+        params = [cv2.IMWRITE_PNG_COMPRESSION, min(int(quality), 9)]   # 95 means 'most'
     else:
         raise ValueError(f"pack_img: img_fmt must be '.jpg', '.jpeg' or '.png', got {img_fmt!r}")
     img = np.asarray(img)
