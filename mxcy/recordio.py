@@ -343,7 +343,7 @@ def unpack(s):
 def pack_img(header, img, quality=95, img_fmt='.jpg'):
     """``pack(header, encoded)`` where `img` (a NumPy HWC or HW uint8 array, BGR as in
     OpenCV) is encoded as `img_fmt` ('.jpg'/'.jpeg' with JPEG `quality` 1-100, '.png'
-    with compression level `quality` 0-9)."""
+    with compression level `quality` 0-9, larger values meaning 9)."""
     import cv2
     fmt = img_fmt.lower()
     if fmt in ('.jpg', '.jpeg'):
