@@ -128,6 +128,8 @@ class ImageRecordIter(DataIter):
                              f"{p['num_parts']}), got {p['part_index']}")
         self._p, self.data_shape = p, shape
         self.path = os.fspath(p['path_imgrec'])
+        if not os.path.isfile(self.path):
+            raise MXNetError(f"{type(self).__name__}: path_imgrec {self.path!r} is not a file")
         if p['path_imgidx']:
             offsets = self._index_offsets(os.fspath(p['path_imgidx']))
         else:
