@@ -12,7 +12,7 @@ import random
 import numpy as np
 
 from mxcy._ndarray import NDArray
-from mxcy.image.image import (center_crop_array, crop_array, random_crop_array,
+from mxcy.image.image import (center_crop_array, random_crop_array,
                               random_size_crop_array, resize_array, resize_short_array,
                               to_nd, _get_interp_method)
 

@@ -15,7 +15,6 @@ import math
 import os
 import random
 
-import cv2
 import numpy as np
 
 from mxcy._ndarray import NDArray, from_numpy_copy
@@ -25,7 +24,17 @@ __all__ = ['imdecode', 'imread', 'imresize', 'resize_short', 'fixed_crop', 'rand
            'center_crop', 'color_normalize', 'random_size_crop', 'scale_down',
            'copyMakeBorder']
 
-cv2.setNumThreads(1)        # NOTE: the iterators parallelise across images instead
+_CV2 = []
+
+
+def cv2_module():
+    """OpenCV, imported on first use (it adds ~0.2 s to ``import mxcy``). Its own
+    thread pool is set to one thread: the iterators parallelise across images."""
+    if not _CV2:
+        import cv2
+        cv2.setNumThreads(1)
+        _CV2.append(cv2)
+    return _CV2[0]
 
 _BORDER_TYPES = (0, 1, 2, 3, 4)
 
@@ -57,6 +66,7 @@ def decode_array(buf, flag=1, to_rgb=True, what='imdecode'):
         buf.reshape(-1).view(np.uint8)
     if data.size == 0:
         raise MXNetError(f"{what}: empty buffer, nothing to decode")
+    cv2 = cv2_module()
     mode = cv2.IMREAD_COLOR if flag > 0 else (cv2.IMREAD_GRAYSCALE if flag == 0
                                               else cv2.IMREAD_UNCHANGED)
     img = cv2.imdecode(data, mode)
@@ -125,7 +135,7 @@ def _get_interp_method(interp, sizes=()):
 
 def resize_array(arr, w, h, interp=1):
     """`arr` (HWC NumPy) resized to width `w`, height `h` with OpenCV."""
-    out = cv2.resize(arr, (int(w), int(h)), interpolation=_get_interp_method(interp))
+    out = cv2_module().resize(arr, (int(w), int(h)), interpolation=_get_interp_method(interp))
     return out.reshape(int(h), int(w), -1) if out.ndim == 2 else out
 
 
@@ -277,7 +287,7 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out
     if type not in _BORDER_TYPES:
         raise MXNetError(f"copyMakeBorder: type must be an OpenCV border code 0-4, got {type!r}")
     fill = list(values) if len(values) else [value] * arr.shape[2]
-    res = cv2.copyMakeBorder(arr, *pads, borderType=type, value=fill[:4])
+    res = cv2_module().copyMakeBorder(arr, *pads, borderType=type, value=fill[:4])
     res = to_nd(res.reshape(res.shape[0], res.shape[1], -1))
     if out is not None:
         out[:] = res

@@ -28,11 +28,10 @@ import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
-import cv2
 import numpy as np
 
 from mxcy.base import MXNetError
-from mxcy.image.image import decode_array
+from mxcy.image.image import cv2_module, decode_array
 from mxcy.io.base import DataBatch, DataDesc, DataIter, check_batch_size, register
 from mxcy.ndarray.utils import array
 
@@ -270,6 +269,7 @@ class ImageRecordIter(DataIter):
     def _augment(self, img, rng):
         p, (_, h, w) = self._p, self.data_shape
         interp = int(p['inter_method'])
+        cv2 = cv2_module()
         if p['resize'] > 0:
             ih, iw = img.shape[:2]
             if ih < iw:
