@@ -11,6 +11,7 @@ tests/mxnet_files/image/ gets:
   (labels 0..4, ids 0..4);
 - im2rec.lst + im2rec.rec + im2rec.idx: MXNet's ``tools/im2rec.py`` run over folder/
   (``--recursive --no-shuffle`` to list, then ``--resize 20 --quality 90`` to pack);
+- split_{train,val,test}.lst: its shuffled lists (``--train-ratio 0.6 --test-ratio 0.2``);
 - expected.npz: what MXNet returns for mx.image functions on those files and for
   ImageRecordIter / ImageIter batches (augmentation off, or seeded where named).
 The output is deterministic: a rerun reproduces the committed files.
@@ -69,6 +70,8 @@ def run_im2rec():
                            prefix, folder])
     subprocess.check_call([sys.executable, tool, '--resize', '20', '--quality', '90',
                            '--num-thread', '1', prefix, folder])
+    subprocess.check_call([sys.executable, tool, '--list', '--recursive', '--train-ratio',
+                           '0.6', '--test-ratio', '0.2', os.path.join(OUT, 'split'), folder])
 
 
 def image_functions(files, exp):
