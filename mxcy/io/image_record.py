@@ -44,7 +44,7 @@ _IR = struct.Struct('<IfQQ')
 
 _ARGS = dict(path_imgrec='', path_imglist='', path_imgidx='', data_shape=None, batch_size=None,
              label_width=1, resize=-1, rand_crop=False, rand_mirror=False, mean_r=0.0,
-             mean_g=0.0, mean_b=0.0, mean_a=0.0, std_r=1.0, std_g=1.0, std_b=1.0, std_a=1.0,
+             mean_g=0.0, mean_b=0.0, std_r=1.0, std_g=1.0, std_b=1.0,
              scale=1.0, shuffle=False, seed=0, num_parts=1, part_index=0, round_batch=True,
              preprocess_threads=4, prefetch_buffer=4, data_name='data',
              label_name='softmax_label', inter_method=1, verbose=True, ctx='cpu',
