@@ -30,6 +30,8 @@ from mxcy import initializer as init
 from mxcy import metric
 from mxcy import io
 from mxcy import recordio
+from mxcy import image
+from mxcy import image as img
 from mxcy import monitor
 from mxcy import monitor as mon
 from mxcy import profiler

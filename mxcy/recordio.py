@@ -12,7 +12,8 @@ An index file has one ``key<TAB>byte offset`` line per record.
 
 ``pack``/``unpack`` put an ``IRHeader`` (flag, label, id, id2 as ``'IfQQ'``, 24 bytes) in
 front of a payload; a label that is not a number is stored as ``flag`` float32 values
-right after the header. ``pack_img``/``unpack_img`` come with the image pipeline.
+right after the header. ``pack_img``/``unpack_img`` encode the payload as a JPEG or PNG
+image with OpenCV (as MXNet does) and decode it back to a NumPy HWC array in BGR order.
 
 Readers and writers are per process: a reader used in a forked child (a DataLoader
 worker) reopens its file there; a writer refuses, as in MXNet. Every length read from a
@@ -28,7 +29,8 @@ import numpy as np
 
 from mxcy.base import MXNetError
 
-__all__ = ['MXRecordIO', 'MXIndexedRecordIO', 'IRHeader', 'pack', 'unpack']
+__all__ = ['MXRecordIO', 'MXIndexedRecordIO', 'IRHeader', 'pack', 'unpack', 'pack_img',
+           'unpack_img']
 
 _MAGIC = 0xced7230a
 _MAGIC_BYTES = struct.pack('<I', _MAGIC)
@@ -336,3 +338,35 @@ def unpack(s):
         header = header._replace(label=np.frombuffer(s, np.float32, header.flag))
         s = s[need:]
     return header, s
+
+
+def pack_img(header, img, quality=95, img_fmt='.jpg'):
+    """``pack(header, encoded)`` where `img` (a NumPy HWC or HW uint8 array, BGR as in
+    OpenCV) is encoded as `img_fmt` ('.jpg'/'.jpeg' with JPEG `quality` 1-100, '.png'
+    with compression level `quality` 0-9, larger values meaning 9)."""
+    import cv2
+    fmt = img_fmt.lower()
+    if fmt in ('.jpg', '.jpeg'):
+        params = [cv2.IMWRITE_JPEG_QUALITY, int(quality)]
+    elif fmt == '.png':
+        params = [cv2.IMWRITE_PNG_COMPRESSION, min(int(quality), 9)]   # 95 means 'most'
+    else:
+        raise ValueError(f"pack_img: img_fmt must be '.jpg', '.jpeg' or '.png', got {img_fmt!r}")
+    img = np.asarray(img)
+    ok, buf = cv2.imencode(fmt, img, params)
+    if not ok:
+        raise MXNetError(f"pack_img: OpenCV could not encode an image of shape {img.shape} "
+                         f"and dtype {img.dtype} as {img_fmt}")
+    return pack(header, buf.tobytes())
+
+
+def unpack_img(s, iscolor=-1):
+    """(IRHeader, image) from a record made by `pack_img`: the image decoded by OpenCV as
+    a NumPy array (BGR; `iscolor` 1 colour, 0 grayscale, -1 as stored)."""
+    import cv2
+    header, payload = unpack(s)
+    img = cv2.imdecode(np.frombuffer(payload, dtype=np.uint8), iscolor)
+    if img is None:
+        raise MXNetError(f"unpack_img: the record's {len(payload)}-byte payload is not a "
+                         "decodable image (corrupt or truncated)")
+    return header, img

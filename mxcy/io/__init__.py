@@ -15,8 +15,10 @@ from mxcy.io.libsvm_iter import LibSVMIter
 from mxcy.io.mx_data_iter import MXDataIter
 from mxcy.io.wrappers import PrefetchingIter, ResizeIter
 from mxcy.io.digits import prepare_digits
+from mxcy.io.image_record import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
 
-__all__ = ['CSVIter', 'DataBatch', 'DataDesc', 'DataIter', 'LibSVMIter', 'MNISTIter',
+__all__ = ['CSVIter', 'DataBatch', 'DataDesc', 'DataIter', 'ImageRecordInt8Iter',
+           'ImageRecordIter', 'ImageRecordUInt8Iter', 'LibSVMIter', 'MNISTIter',
            'MXDataIter', 'NDArrayIter',
            'PrefetchingIter', 'ResizeIter', 'create', 'prepare_digits', 'read_idx',
            'write_idx']

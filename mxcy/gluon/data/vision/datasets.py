@@ -1,4 +1,5 @@
-"""MNIST, FashionMNIST, CIFAR10 and CIFAR100 read from their standard files in `root`.
+"""MNIST, FashionMNIST, CIFAR10 and CIFAR100 read from their standard files in `root`;
+ImageRecordDataset (a ``.rec`` of images) and ImageFolderDataset (class folders).
 
 Samples are MXNet 1.9.1's: ``(image, label)`` with the image an HWC uint8 NDArray
 ((28, 28, 1) or (32, 32, 3)) and the label a NumPy int32; ``transform(image, label)``
@@ -15,14 +16,19 @@ official archive unpacks to (``cifar-10-batches-bin`` / ``cifar-100-binary``). F
 are not checked against MXNet's SHA-1 sums, so subsets and regenerated files load.
 """
 import os
+import warnings
 
 import numpy as np
 
-from mxcy.gluon.data.dataset import Dataset
+from mxcy import recordio
+from mxcy.base import MXNetError
+from mxcy.gluon.data.dataset import Dataset, RecordFileDataset
+from mxcy.image.image import imdecode, imread
 from mxcy.io.mnist import read_idx
 from mxcy.ndarray.utils import array
 
-__all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100']
+__all__ = ['MNIST', 'FashionMNIST', 'CIFAR10', 'CIFAR100', 'ImageRecordDataset',
+           'ImageFolderDataset']
 
 _REPO = 'https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/gluon/dataset/'
 
@@ -167,3 +173,72 @@ class CIFAR100(CIFAR10):
 
     def _label_column(self):
         return 1 if self._fine_label else 0
+
+
+class ImageRecordDataset(RecordFileDataset):
+    """Images and labels from a ``.rec`` file made by im2rec (its ``.idx`` beside it):
+    ``(image, label)`` with the image decoded by ``mx.image.imdecode(.., flag)`` (HWC
+    uint8 NDArray) and the label the record header's (a float, or a float32 array for
+    multi-label records); ``transform(image, label)`` replaces the pair when given."""
+
+    def __init__(self, filename, flag=1, transform=None):
+        super().__init__(filename)
+        self._flag = flag
+        self._transform = transform
+
+    def __getitem__(self, idx):
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"ImageRecordDataset: index {idx} out of range for the {n} "
+                             f"records of {self.filename!r}")
+        key = self._record.keys[idx]
+        try:
+            record = self._record.read_idx(key)
+            header, img = recordio.unpack(record)
+            img = imdecode(img, self._flag)
+        except MXNetError as err:
+            raise MXNetError(f"ImageRecordDataset: {self.filename!r}, record {idx} (key "
+                             f"{key}): {err}") from None
+        if self._transform is not None:
+            return self._transform(img, header.label)
+        return img, header.label
+
+
+class ImageFolderDataset(Dataset):
+    """Images in class folders: ``root/<class>/<image>``; ``synsets`` lists the class
+    folders (sorted; label = position), ``items`` the (path, label) pairs. Files with an
+    extension other than .jpg/.jpeg/.png are skipped with a warning."""
+    _exts = ('.jpg', '.jpeg', '.png')
+
+    def __init__(self, root, flag=1, transform=None):
+        self._root = os.path.expanduser(os.fspath(root))
+        self._flag = flag
+        self._transform = transform
+        if not os.path.isdir(self._root):
+            raise FileNotFoundError(f"ImageFolderDataset: {self._root!r} is not a folder")
+        self.synsets, self.items = [], []
+        for folder in sorted(os.listdir(self._root)):
+            path = os.path.join(self._root, folder)
+            if not os.path.isdir(path):
+                warnings.warn(f"ImageFolderDataset: ignoring {path}, which is not a folder",
+                              stacklevel=2)
+                continue
+            label = len(self.synsets)
+            self.synsets.append(folder)
+            for name in sorted(os.listdir(path)):
+                fname = os.path.join(path, name)
+                if os.path.splitext(name)[1].lower() not in self._exts:
+                    warnings.warn(f"ImageFolderDataset: ignoring {fname} of unknown type "
+                                  f"(only {', '.join(self._exts)} are read)", stacklevel=2)
+                    continue
+                self.items.append((fname, label))
+
+    def __getitem__(self, idx):
+        path, label = self.items[idx]
+        img = imread(path, self._flag)
+        if self._transform is not None:
+            return self._transform(img, label)
+        return img, label
+
+    def __len__(self):
+        return len(self.items)

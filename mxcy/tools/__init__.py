@@ -1,0 +1,1 @@
+"""Command-line tools (``python -m mxcy.tools.im2rec``)."""
