@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The PyTorch peer of bench_autograd.py: the same MLP training step (784-128-64-10,
-batch 100, forward + cross-entropy + backward + SGD by hand) as a plain eager loop, and
-the cost of recording a 20-op relu chain (grad on vs torch.no_grad), one JSON line each.
+"""The PyTorch peer of bench_autograd.py and bench_gluon.py: the same MLP training step
+(784-128-64-10, batch 100) as a bare eager loop (no biases, SGD by hand: mlp_step_ms) and
+as PyTorch users write bench_gluon's step (nn.Linear, CrossEntropyLoss, optim.SGD with
+momentum: gluon_like_step_ms), and the cost of recording a 20-op relu chain (grad on vs
+torch.no_grad), one JSON line each.
 
     /work/peers/torch/bin/python bench/peer_torch_autograd.py
 """
@@ -75,6 +77,30 @@ def mlp_step():
     emit('mlp_step_ms', round(best_of(steps) / 50 * 1e3, 4), 'ms', better='lower', batch=100)
 
 
+def gluon_like_step():
+    """The step of bench_gluon.py as PyTorch users write it: nn.Linear layers (with
+    biases), CrossEntropyLoss, torch.optim.SGD with momentum 0.9, zero_grad + step."""
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(),
+                              torch.nn.Linear(128, 64), torch.nn.ReLU(),
+                              torch.nn.Linear(64, 10))
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    x = torch.from_numpy(rng.random((100, 784), dtype=np.float32))
+    y = torch.from_numpy(rng.integers(0, 10, 100))
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def steps(n=50):
+        for _ in range(n):
+            opt.zero_grad()
+            loss = loss_fn(net(x), y)
+            loss.backward()
+            opt.step()
+    emit('gluon_like_step_ms', round(best_of(steps) / 50 * 1e3, 4), 'ms', better='lower',
+         batch=100)
+
+
 if __name__ == '__main__':
     record_overhead()
     mlp_step()
+    gluon_like_step()
