@@ -10,20 +10,32 @@ backward passes: they are slots filled in at run time.
 from mxcy import _engine
 
 
+def note_places(where, keys, arrays):
+    """Record in `where` (entry key -> [(list, index)]) where each entry's array stands in
+    `arrays`, a list a program step keeps: Executor._rebind_values replaces them."""
+    for j, key in enumerate(keys):
+        where.setdefault(key, []).append((arrays, j))
+    return arrays
+
+
 class ForwardProgram:
     """One (forward fn, params, reqs, inputs, outputs, aux) tuple per operator node."""
 
     def __init__(self, exe):
         steps = []
         entries = exe._entries
+        self.where = where = {}
         for node in exe._nodes:
             if node.is_variable:
                 continue
-            ins = [entries[(id(c), i)] for c, i in node.inputs]
             nargs = node.num_args()
-            outs = [entries[(id(node), i)] for i in range(len(node.op.outputs(node.params)))]
-            steps.append((node.op.forward, node.params, ['write'] * len(outs), ins[:nargs],
-                          outs, ins[nargs:]))
+            in_keys = [(id(c), i) for c, i in node.inputs]
+            out_keys = [(id(node), i) for i in range(len(node.op.outputs(node.params)))]
+            ins = note_places(where, in_keys[:nargs], [entries[k] for k in in_keys[:nargs]])
+            aux = note_places(where, in_keys[nargs:], [entries[k] for k in in_keys[nargs:]])
+            outs = note_places(where, out_keys, [entries[k] for k in out_keys])
+            steps.append((node.op.forward, node.params, ['write'] * len(outs), ins, outs,
+                          aux))
         self.steps = steps
         self.buffers = list(exe._plan.buffers)
 
@@ -56,6 +68,7 @@ class BackwardProgram:
         heads = exe._symbol._outputs
         head_index = {(id(node), idx): k for k, (node, idx) in enumerate(heads)}
         state = exe._plan.reset_grads()
+        self.where = {}                 # entry key -> [(list, index)] (note_places)
         for entry in head_index:
             state.add_head(entry, entry)        # placeholder: resolved per run
         entries = exe._entries
@@ -75,8 +88,8 @@ class BackwardProgram:
                     out_g.append(None)
                 else:
                     out_g.append(state.get(exe, entry))
-            ins = [entries[(id(c), i)] for c, i in node.inputs]
-            outs = [entries[(id(node), i)] for i in range(n_out)]
+            in_keys = [(id(c), i) for c, i in node.inputs]
+            out_keys = [(id(node), i) for i in range(n_out)]
             in_grads, reqs = [], []
             for c, i in node.inputs[:nargs]:
                 target, req = state.target(exe, c, i)
@@ -84,8 +97,14 @@ class BackwardProgram:
                 reqs.append(req)
             if all(r == 'null' for r in reqs):
                 continue
-            steps.append((node.op.backward, node.params, reqs, out_g, ins[:nargs], outs,
-                          in_grads, ins[nargs:], slots))
+            where = self.where
+            steps.append((node.op.backward, node.params, reqs, out_g,
+                          note_places(where, in_keys[:nargs],
+                                      [entries[k] for k in in_keys[:nargs]]),
+                          note_places(where, out_keys, [entries[k] for k in out_keys]),
+                          in_grads,
+                          note_places(where, in_keys[nargs:],
+                                      [entries[k] for k in in_keys[nargs:]]), slots))
             self.node_names.append(node.name)
         self.steps = steps
         # an output that is a variable: its head gradient goes into the variable's gradient

@@ -360,6 +360,8 @@ class Executor:
                 [id(n) for n in self._nodes if n.is_variable and n.name == name])
         i, node_ids = slot
         old = self.grad_arrays[i]
+        if old is grad:
+            return
         if old is None or grad.shape != old.shape or grad.dtype != old.dtype:
             raise MXNetError(f"_rebind_grad: {name!r} has gradient "
                              f"{None if old is None else (old.shape, old.dtype)}, got "
@@ -375,34 +377,42 @@ class Executor:
             # as nn's compiled model does, counts them once)
             self._bwd_program = BackwardProgram(self)
 
-    def _rebind_values(self, pairs):
-        """Put each `new` array (same shape and dtype) wherever the executor uses `old`, an
-        argument's array or an output's buffer, so that a hybridized block runs on its
+    def _rebind_values(self, args, outputs):
+        """Make `args` ({argument name: array}) the arguments' arrays and `outputs` (one
+        array or None per output) the outputs' buffers, everywhere the executor and its
+        programs use them (same shapes and dtypes): a hybridized block runs on its
         caller's inputs and hands out a fresh output array per call, with no copies
         (gluon/_cached.py). Safe because the memory plan never writes over an argument
-        and never lets another value share an output's buffer after the output's write."""
-        swap = {id(old): new for old, new in pairs if old is not new}
-        if not swap:
-            return
+        and never lets another value share an output's buffer after the output's write.
+        Places are found by graph entry (the programs note them), not by array identity,
+        so one array passed as two arguments is no trouble."""
+        names = self._arg_index()
+        for name, array in args.items():
+            i, keys = names[name]
+            self.arg_arrays[i] = array
+            for key in keys:
+                self._var_array[key[0]] = array
+                self._set_entry(key, array)
+        for i, array in enumerate(outputs):
+            if array is not None:
+                self.outputs[i] = array
+                self._set_entry(self._out_keys[i], array)
 
-        def fix(arrays):
-            for j, a in enumerate(arrays):
-                new = swap.get(id(a))
-                if new is not None:
-                    arrays[j] = new
-        fix(self.arg_arrays)
-        fix(self.outputs)
-        for table in (self._entries, self._var_array):
-            for key, a in table.items():
-                new = swap.get(id(a))
-                if new is not None:
-                    table[key] = new
-        if self._fwd_program is not None:
-            for step in self._fwd_program.steps:       # inputs, outputs, aux
-                fix(step[3]), fix(step[4]), fix(step[5])
-        if self._bwd_program is not None:
-            for step in self._bwd_program.steps:       # inputs, outputs, aux
-                fix(step[4]), fix(step[5]), fix(step[7])
+    def _arg_index(self):
+        index = getattr(self, '_arg_keys', None)
+        if index is None:
+            index = self._arg_keys = {
+                n: (i, [(id(v), 0) for v in self._nodes if v.is_variable and v.name == n])
+                for i, n in enumerate(self._arg_names)}
+            self._out_keys = [(id(n), i) for n, i in self._symbol._outputs]
+        return index
+
+    def _set_entry(self, key, array):
+        self._entries[key] = array
+        for program in (self._fwd_program, self._bwd_program):
+            if program is not None:
+                for arrays, j in program.where.get(key, ()):
+                    arrays[j] = array
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for the input shapes in `kwargs`, sharing this one's memory.

@@ -132,12 +132,9 @@ class CachedGraph:
             raise ValueError(f"{self.block.name}: called with {len(arrays)} inputs, the "
                              f"hybridized graph takes {len(self.input_names)}")
         exe = self._take(arrays)
-        bound = exe.arg_dict
-        swaps = [(bound[name], x) for name, x in zip(self.input_names, arrays)]
         fresh = [_nd.empty(o.shape, o.context, o.dtype) if f else None
                  for o, f in zip(exe.outputs, exe._fresh_outputs)]
-        swaps += [(o, f) for o, f in zip(exe.outputs, fresh) if f is not None]
-        exe._rebind_values(swaps)
+        exe._rebind_values(dict(zip(self.input_names, arrays)), fresh)
         exe.forward(is_train=autograd.is_training())
         outs = [o if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
         names = list(self.input_names) + [n for n in self.arg_names

@@ -502,7 +502,7 @@ class _SoftmaxBase(OpSpec):
         x, y = ins[0], outs[0]
         ax = check_axis(self, p.axis, x.shape)
         t = 1.0 if p.temperature is None else p.temperature
-        if len(ins) == 1 and x.dtype == y.dtype and np.dtype(x.dtype).name in _BLAS and \
+        if len(ins) == 1 and x.dtype == y.dtype and x.dtype in _BLAS_TYPES and \
                 not self.negate:
             from mxcy._ops import push_softmax
             push_softmax(x, y, ax, t, self.log, None, req[0])
@@ -531,7 +531,7 @@ class _SoftmaxBase(OpSpec):
             zero_grads(req, in_grads, which=(1,))
         if dx is None or req[0] == 'null':
             return
-        if y.dtype == dx.dtype == dy.dtype and np.dtype(y.dtype).name in _BLAS and \
+        if y.dtype == dx.dtype == dy.dtype and y.dtype in _BLAS_TYPES and \
                 not self.negate:
             from mxcy._ops import push_softmax
             push_softmax(y, dx, ax, t, self.log, dy, req[0])

@@ -158,3 +158,31 @@ def test_a_graph_returning_its_input_and_a_parameter_copies_them_out():
     np.testing.assert_array_equal(block.w.data().asnumpy(), [1, 1, 1])
     assert x.asnumpy().max() < 5
     np.testing.assert_allclose(prod.asnumpy(), x.asnumpy())
+
+
+class Difference(gluon.HybridBlock):
+    def hybrid_forward(self, F, a, b):
+        return F.broadcast_sub(a, b) * 2
+
+
+def test_one_array_as_two_inputs_then_two_arrays():
+    """The executor's argument places are tracked by graph entry: after f(x, x), a call
+    f(y0, y1) must read y0 and y1, not one of them twice."""
+    block = Difference()
+    block.hybridize()
+    x, y0, y1 = data(2, 3), data(2, 3), data(2, 3)
+    np.testing.assert_array_equal(block(x, x).asnumpy(), np.zeros((2, 3)))
+    for _ in range(2):      # twice: the second call runs on programs already built
+        np.testing.assert_allclose(block(y0, y1).asnumpy(),
+                                   2 * (y0.asnumpy() - y1.asnumpy()), rtol=1e-6)
+
+
+def test_an_output_fed_back_as_the_next_input():
+    square = gluon.nn.HybridLambda(lambda F, v: F.tanh(v) * 3)
+    square.hybridize()
+    v = data(2, 3)
+    want = v.asnumpy()
+    for _ in range(3):
+        v = square(v)
+        want = np.tanh(want) * 3
+    np.testing.assert_allclose(v.asnumpy(), want, rtol=1e-5)
