@@ -26,6 +26,13 @@ def load(lib):
 BLAS_SPIN_GAP = 0.25
 
 
+def seconds(fn):
+    """Wall-clock seconds of one call ``fn()``."""
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
 def best_interleaved(variants, reps, rotate=False):
     """{name: fn} -> {name: best seconds}; each variant runs once per round, in turn, so a
     library and its NumPy floor see the same machine load. Variants named 'np...' or

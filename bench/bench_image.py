@@ -19,12 +19,11 @@ Figures (images/s, higher is better), each the best of --reps epochs:
 """
 import os
 import tempfile
-import time
 
 import cv2
 import numpy as np
 
-from _common import emit, load, parse
+from _common import emit, load, parse, seconds
 
 BENCH = 'image'
 FIGURES = ('imagerecorditer', 'imagerecorditer_plain', 'dataloader')
@@ -95,14 +94,8 @@ def iter_epoch(it):
 
 def best_rate(fn, reps, images):
     fn()
-    best = min(_timed(fn) for _ in range(reps))
+    best = min(seconds(fn) for _ in range(reps))
     return images / best
-
-
-def _timed(fn):
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
 
 
 def main():

@@ -15,12 +15,11 @@ Figures (one JSON line each):
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import emit, load, parse  # noqa: E402
+from _common import emit, load, parse, seconds  # noqa: E402
 from bench_executor import mlp  # noqa: E402
 
 FIGURES = ('mlp_fit',)
@@ -44,12 +43,6 @@ def make_fit(mx):
     return fit
 
 
-def timed(fn):
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
 def main():
     args = parse(__doc__, FIGURES)
     mx = load(args.lib)
@@ -70,8 +63,8 @@ def main():
     for r in range(max(3, args.reps)):
         pair = [('off', fit), ('on', on)]
         for name, fn in (pair if r % 2 else pair[::-1]):
-            (offs if name == 'off' else ons).append(timed(fn))
-        dumps.append(timed(prof.dump))      # empties the records for the next round
+            (offs if name == 'off' else ons).append(seconds(fn))
+        dumps.append(seconds(prof.dump))      # empties the records for the next round
     ratio = float(np.median([a / b for a, b in zip(ons, offs)]))
     ops = None
     if args.lib == 'mxcy':

@@ -60,6 +60,15 @@ class _HeadSlot:
         self.pos, self.head, self.buf = pos, head, buf
 
 
+
+def _with_heads(out_g, slots, head_grads):
+    """A copy of the output gradients `out_g` with the head gradients of `slots` filled in."""
+    out_g = list(out_g)
+    for s in slots:
+        g = head_grads[s.head]
+        out_g[s.pos] = g if s.buf is None else s.buf + g
+    return out_g
+
 class BackwardProgram:
     """The backward pass as (backward fn, params, reqs, out grads, inputs, outputs, input
     grads, aux, head slots) steps, found by replaying the gradient bookkeeping once."""
@@ -139,10 +148,7 @@ class BackwardProgram:
             return
         for backward, params, reqs, out_g, ins, outs, in_grads, aux, slots in self.steps:
             if slots:
-                out_g = list(out_g)
-                for s in slots:
-                    g = head_grads[s.head]
-                    out_g[s.pos] = g if s.buf is None else s.buf + g
+                out_g = _with_heads(out_g, slots, head_grads)
             backward(params, reqs, out_g, ins, outs, in_grads, aux)
         self._var_heads(head_grads)
 
@@ -150,10 +156,7 @@ class BackwardProgram:
         for name, step in zip(self.node_names, self.steps):
             backward, params, reqs, out_g, ins, outs, in_grads, aux, slots = step
             if slots:
-                out_g = list(out_g)
-                for s in slots:
-                    g = head_grads[s.head]
-                    out_g[s.pos] = g if s.buf is None else s.buf + g
+                out_g = _with_heads(out_g, slots, head_grads)
             backward(params, reqs, out_g, ins, outs, in_grads, aux)
             # NOTE: a gradient accumulated into ('add') shows the sum so far, not this
             # node's own contribution; null gradients are not computed, so not shown

@@ -120,21 +120,22 @@ def set_state(state='stop', profile_process='worker'):
         _apply()
 
 
+def _set_paused(where, paused, profile_process):
+    global _paused
+    _check_process(where, profile_process)
+    with _lock:
+        _paused = paused
+        _apply()
+
+
 def pause(profile_process='worker'):
     """Stop recording until ``resume``: ops pushed meanwhile are not in the trace."""
-    global _paused
-    _check_process('pause', profile_process)
-    with _lock:
-        _paused = True
-        _apply()
+    _set_paused('pause', True, profile_process)
 
 
 def resume(profile_process='worker'):
-    global _paused
-    _check_process('resume', profile_process)
-    with _lock:
-        _paused = False
-        _apply()
+    """Record again after ``pause``."""
+    _set_paused('resume', False, profile_process)
 
 
 def _collect():

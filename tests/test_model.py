@@ -3,14 +3,11 @@ import numpy as np
 import pytest
 
 import mxcy as mx
+from tests.module._nets import mlp
 
 
 def net():
-    data = mx.sym.Variable('data')
-    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=16, name='fc1'),
-                          act_type='tanh')
-    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=2, name='fc2'),
-                                name='softmax')
+    return mlp(hidden=16, classes=2, act_type='tanh')
 
 
 def data(n=200, seed=0):

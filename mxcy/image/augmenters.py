@@ -62,8 +62,8 @@ def _as_float(src):
     return src if src.dtype == np.float32 else src.astype(np.float32)
 
 
-class SequentialAug(Augmenter):
-    """Apply the augmenters `ts` in order."""
+class _ListAug(Augmenter):
+    """An augmenter over a list of augmenters `ts`; dumps lists theirs."""
 
     def __init__(self, ts):
         super().__init__()
@@ -71,6 +71,10 @@ class SequentialAug(Augmenter):
 
     def dumps(self):
         return [self.__class__.__name__.lower(), [x.dumps() for x in self.ts]]
+
+
+class SequentialAug(_ListAug):
+    """Apply the augmenters `ts` in order."""
 
     def _apply(self, src):
         for aug in self.ts:
@@ -78,15 +82,8 @@ class SequentialAug(Augmenter):
         return src
 
 
-class RandomOrderAug(Augmenter):
+class RandomOrderAug(_ListAug):
     """Apply the augmenters `ts` in a random order."""
-
-    def __init__(self, ts):
-        super().__init__()
-        self.ts = ts
-
-    def dumps(self):
-        return [self.__class__.__name__.lower(), [x.dumps() for x in self.ts]]
 
     def _apply(self, src):
         ts = list(self.ts)
@@ -96,23 +93,23 @@ class RandomOrderAug(Augmenter):
         return src
 
 
-class ResizeAug(Augmenter):
-    """Resize the shorter edge to `size`."""
+class _SizeAug(Augmenter):
+    """An augmenter of a target `size` and an `interp` method."""
 
     def __init__(self, size, interp=2):
         super().__init__(size=size, interp=interp)
         self.size, self.interp = size, interp
+
+
+class ResizeAug(_SizeAug):
+    """Resize the shorter edge to `size`."""
 
     def _apply(self, src):
         return resize_short_array(src, self.size, self.interp)
 
 
-class ForceResizeAug(Augmenter):
+class ForceResizeAug(_SizeAug):
     """Resize to `size` (w, h), ignoring the aspect ratio."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size, self.interp = size, interp
 
     def _apply(self, src):
         sizes = (src.shape[0], src.shape[1], self.size[1], self.size[0])
@@ -120,12 +117,8 @@ class ForceResizeAug(Augmenter):
                             _get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
+class RandomCropAug(_SizeAug):
     """A random crop of `size` (w, h)."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size, self.interp = size, interp
 
     def _apply(self, src):
         return random_crop_array(src, self.size, self.interp)[0]
@@ -146,12 +139,8 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop_array(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizeAug):
     """The central crop of `size` (w, h)."""
-
-    def __init__(self, size, interp=2):
-        super().__init__(size=size, interp=interp)
-        self.size, self.interp = size, interp
 
     def _apply(self, src):
         return center_crop_array(src, self.size, self.interp)[0]

@@ -200,14 +200,20 @@ def fixed_crop(src, x0, y0, w, h, size=None, interp=2):
     return to_nd(crop_array(to_numpy(src, 'fixed_crop'), x0, y0, w, h, size, interp))
 
 
-def random_crop_array(arr, size, interp=2):
-    """NumPy twin of random_crop."""
+def _fitted_crop(arr, size, interp, where, corner):
+    """The crop of `size` scaled down to fit `arr`, its corner ``corner(spare_w, spare_h)``
+    (the room left around it); returns (image, (x0, y0, w, h))."""
     h, w = arr.shape[:2]
     new_w, new_h = scale_down((w, h), size)
-    x0 = random.randint(0, w - new_w)
-    y0 = random.randint(0, h - new_h)
-    return crop_array(arr, x0, y0, new_w, new_h, size, interp, 'random_crop'), \
+    x0, y0 = corner(w - new_w, h - new_h)
+    return crop_array(arr, x0, y0, new_w, new_h, size, interp, where), \
         (x0, y0, new_w, new_h)
+
+
+def random_crop_array(arr, size, interp=2):
+    """NumPy twin of random_crop."""
+    return _fitted_crop(arr, size, interp, 'random_crop',
+                        lambda dw, dh: (random.randint(0, dw), random.randint(0, dh)))
 
 
 def random_crop(src, size, interp=2):
@@ -219,12 +225,8 @@ def random_crop(src, size, interp=2):
 
 def center_crop_array(arr, size, interp=2):
     """NumPy twin of center_crop."""
-    h, w = arr.shape[:2]
-    new_w, new_h = scale_down((w, h), size)
-    x0 = int((w - new_w) / 2)
-    y0 = int((h - new_h) / 2)
-    return crop_array(arr, x0, y0, new_w, new_h, size, interp, 'center_crop'), \
-        (x0, y0, new_w, new_h)
+    return _fitted_crop(arr, size, interp, 'center_crop',
+                        lambda dw, dh: (int(dw / 2), int(dh / 2)))
 
 
 def center_crop(src, size, interp=2):

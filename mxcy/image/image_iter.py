@@ -26,6 +26,27 @@ from mxcy.io.base import DataBatch, DataDesc, DataIter, check_batch_size
 __all__ = ['ImageIter']
 
 
+def list_entries(path):
+    """Parse the image list file `path`, one ``index<TAB>label...<TAB>path`` a line (blank
+    lines skipped): yield ``(line number, (index, [labels], path), None)`` per line, or
+    ``(line number, None, why)`` for a line that does not parse."""
+    with open(path) as fin:
+        for lineno, line in enumerate(fin, 1):
+            fields = [f.strip() for f in line.strip().split('\t')]
+            if fields == ['']:
+                continue
+            if len(fields) < 3:
+                yield lineno, None, (f"expected 'index<TAB>label...<TAB>path', got "
+                                     f"{line.strip()!r}")
+                continue
+            try:
+                entry = int(fields[0]), [float(v) for v in fields[1:-1]], fields[-1]
+            except ValueError as err:
+                yield lineno, None, str(err)
+                continue
+            yield lineno, entry, None
+
+
 class ImageIter(DataIter):
     """Image iterator with augmentation (see the module docstring)."""
 
@@ -89,24 +110,16 @@ class ImageIter(DataIter):
 
     def _read_list(self, path):
         imglist, seq = {}, []
-        with open(path) as fin:
-            for lineno, line in enumerate(fin, 1):
-                fields = [f.strip() for f in line.strip().split('\t')]
-                if fields == ['']:
-                    continue
-                if len(fields) < 3:
-                    raise MXNetError(f"ImageIter: {path!r}, line {lineno}: expected "
-                                     f"'index<TAB>label...<TAB>path', got {line.strip()!r}")
-                try:
-                    key = int(fields[0])
-                    label = np.array([float(v) for v in fields[1:-1]], dtype=np.float32)
-                except ValueError as err:
-                    raise MXNetError(f"ImageIter: {path!r}, line {lineno}: {err}") from None
-                if label.size != self.label_width:
-                    raise MXNetError(f"ImageIter: {path!r}, line {lineno}: {label.size} "
-                                     f"labels, label_width is {self.label_width}")
-                imglist[key] = (label, fields[-1])
-                seq.append(key)
+        for lineno, entry, error in list_entries(path):
+            if error is not None:
+                raise MXNetError(f"ImageIter: {path!r}, line {lineno}: {error}")
+            key, labels, image_path = entry
+            label = np.array(labels, dtype=np.float32)
+            if label.size != self.label_width:
+                raise MXNetError(f"ImageIter: {path!r}, line {lineno}: {label.size} "
+                                 f"labels, label_width is {self.label_width}")
+            imglist[key] = (label, image_path)
+            seq.append(key)
         return imglist, seq
 
     def reset(self):

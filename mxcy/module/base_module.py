@@ -7,6 +7,7 @@ batch-end, epoch-end or evaluation-end callback that returns ``False`` stops tra
 (MXNet ignored that return value, mx#3737), so early stopping needs no new flags.
 """
 import logging
+import operator
 import time
 
 import numpy as np
@@ -45,6 +46,12 @@ def _batch_label(batch):
     prediction tutorial uses ``namedtuple('Batch', ['data'])``); ``label``, ``pad``,
     ``index``, ``bucket_key``, ``provide_data`` and ``provide_label`` are optional."""
     return getattr(batch, 'label', None)
+
+
+def _stored(attr):
+    """A read-only property that returns ``self.<attr>`` (a name list or shapes a module
+    keeps as they are)."""
+    return property(operator.attrgetter(attr))
 
 
 class _WarningsOnly:

@@ -15,7 +15,7 @@ from mxcy import optimizer as opt
 from mxcy.base import MXNetError
 from mxcy.context import Context, cpu
 from mxcy.io import DataDesc
-from mxcy.module.base_module import BaseModule, _batch_label
+from mxcy.module.base_module import BaseModule, _batch_label, _stored
 from mxcy.module.executor_group import DataParallelExecutorGroup, _descs
 
 _LEAVE_MISSING = object()     # set_params' initializer: leave missing parameters alone
@@ -69,25 +69,11 @@ class Module(BaseModule):
         self._last_pad = 0
 
     # ------------------------------------------------------------ properties
-    @property
-    def data_names(self):
-        return self._data_names
-
-    @property
-    def label_names(self):
-        return self._label_names
-
-    @property
-    def output_names(self):
-        return self._output_names
-
-    @property
-    def data_shapes(self):
-        return self._data_shapes
-
-    @property
-    def label_shapes(self):
-        return self._label_shapes
+    data_names = _stored('_data_names')
+    label_names = _stored('_label_names')
+    output_names = _stored('_output_names')
+    data_shapes = _stored('_data_shapes')
+    label_shapes = _stored('_label_shapes')
 
     @property
     def output_shapes(self):

@@ -12,7 +12,7 @@ import logging
 from mxcy import ndarray as nd
 from mxcy.base import MXNetError
 from mxcy.io import DataDesc
-from mxcy.module.base_module import BaseModule
+from mxcy.module.base_module import BaseModule, _stored
 
 __all__ = ['PythonModule', 'PythonLossModule']
 
@@ -33,25 +33,11 @@ class PythonModule(BaseModule):
         self._label_shapes = None
         self._output_shapes = None
 
-    @property
-    def data_names(self):
-        return self._data_names
-
-    @property
-    def output_names(self):
-        return self._output_names
-
-    @property
-    def data_shapes(self):
-        return self._data_shapes
-
-    @property
-    def label_shapes(self):
-        return self._label_shapes
-
-    @property
-    def output_shapes(self):
-        return self._output_shapes
+    data_names = _stored('_data_names')
+    output_names = _stored('_output_names')
+    data_shapes = _stored('_data_shapes')
+    label_shapes = _stored('_label_shapes')
+    output_shapes = _stored('_output_shapes')
 
     def get_params(self):
         """No parameters: ``({}, {})``."""

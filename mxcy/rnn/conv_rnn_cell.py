@@ -29,16 +29,23 @@ def _pair(value, name, where):
     return value
 
 
+_LEAKY = functools.partial(symbol.LeakyReLU, act_type='leaky', slope=0.2)
+
+
 class BaseConvRNNCell(BaseRNNCell):
     """The shared part of the convolutional cells (see the module docstring)."""
 
     _num_gates = 1
+    _default_prefix = ''
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                 i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                 h2h_weight_initializer, i2h_bias_initializer, h2h_bias_initializer,
-                 activation, prefix='', params=None, conv_layout='NCHW'):
-        super().__init__(prefix=prefix, params=params)
+    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
+                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
+                 i2h_weight_initializer=None, h2h_weight_initializer=None,
+                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
+                 activation=_LEAKY, prefix=None, params=None, conv_layout='NCHW'):
+        # every cell takes this signature; prefix None is the cell's _default_prefix
+        super().__init__(prefix=self._default_prefix if prefix is None else prefix,
+                         params=params)
         where = type(self).__name__
         self._h2h_kernel = _pair(h2h_kernel, 'h2h_kernel', where)
         if any(k % 2 == 0 for k in self._h2h_kernel):
@@ -95,21 +102,10 @@ class BaseConvRNNCell(BaseRNNCell):
                                         axis=self._conv_layout.find('C'), name=name))
 
 
-_LEAKY = functools.partial(symbol.LeakyReLU, act_type='leaky', slope=0.2)
-
-
 class ConvRNNCell(BaseConvRNNCell):
     """h' = act(conv(x) + conv(h))."""
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
-                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 activation=_LEAKY, prefix='ConvRNN_', params=None, conv_layout='NCHW'):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                         i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                         h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, activation, prefix, params, conv_layout)
+    _default_prefix = 'ConvRNN_'
 
     def __call__(self, inputs, states):
         states, name, (i2h, h2h) = self._step(inputs, states)
@@ -123,15 +119,7 @@ class ConvLSTMCell(BaseConvRNNCell):
     _num_gates = 4
     _num_states = 2
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
-                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 activation=_LEAKY, prefix='ConvLSTM_', params=None, conv_layout='NCHW'):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                         i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                         h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, activation, prefix, params, conv_layout)
+    _default_prefix = 'ConvLSTM_'
 
     @property
     def _gate_names(self):
@@ -156,15 +144,7 @@ class ConvGRUCell(BaseConvRNNCell):
 
     _num_gates = 3
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1),
-                 i2h_kernel=(3, 3), i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1),
-                 i2h_weight_initializer=None, h2h_weight_initializer=None,
-                 i2h_bias_initializer='zeros', h2h_bias_initializer='zeros',
-                 activation=_LEAKY, prefix='ConvGRU_', params=None, conv_layout='NCHW'):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel,
-                         i2h_stride, i2h_pad, i2h_dilate, i2h_weight_initializer,
-                         h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, activation, prefix, params, conv_layout)
+    _default_prefix = 'ConvGRU_'
 
     @property
     def _gate_names(self):

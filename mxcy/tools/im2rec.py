@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from mxcy import recordio
+from mxcy.image.image_iter import list_entries
 
 __all__ = ['list_image', 'make_list', 'read_list', 'image_encode', 'make_record', 'parse_args',
            'main']
@@ -88,20 +89,12 @@ def make_list(args):
 
 def read_list(path_in):
     """Yield [index, path, label, ...] for each line of the list file `path_in`."""
-    with open(path_in) as fin:
-        for lineno, line in enumerate(fin, 1):
-            fields = [f.strip() for f in line.strip().split('\t')]
-            if fields == ['']:
-                continue
-            if len(fields) < 3:
-                print(f"im2rec: {path_in}, line {lineno}: expected "
-                      f"'index<TAB>label...<TAB>path', got {line.strip()!r}; skipped",
-                      file=sys.stderr)
-                continue
-            try:
-                yield [int(fields[0]), fields[-1]] + [float(v) for v in fields[1:-1]]
-            except ValueError as err:
-                print(f"im2rec: {path_in}, line {lineno}: {err}; skipped", file=sys.stderr)
+    for lineno, entry, error in list_entries(path_in):
+        if error is not None:
+            print(f"im2rec: {path_in}, line {lineno}: {error}; skipped", file=sys.stderr)
+            continue
+        index, labels, path = entry
+        yield [index, path] + labels
 
 
 def image_encode(args, item):

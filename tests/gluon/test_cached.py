@@ -36,6 +36,18 @@ def data(*shape):
     return mx.nd.array(RNG.standard_normal(shape))
 
 
+def grads_of(net):
+    """The parameters' gradients, in order, as NumPy arrays."""
+    return [p.grad().asnumpy() for p in net.collect_params().values()]
+
+
+def assert_twins_agree(hybrid, imperative, atol):
+    """Two lists of arrays (the hybridized and the imperative twin's) agree."""
+    assert len(hybrid) == len(imperative)
+    for g_h, g_i in zip(hybrid, imperative):
+        np.testing.assert_allclose(g_h, g_i, rtol=1e-5, atol=atol)
+
+
 def test_outputs_kept_across_calls_are_not_overwritten():
     net = mlp()
     xs = [data(4, 6) for _ in range(3)]
@@ -77,10 +89,8 @@ def test_gradients_equal_the_imperative_block(input_grad):
         with autograd.record():
             loss = (net(xi) ** 2).sum()
         loss.backward()
-        grads.append([p.grad().asnumpy() for p in net.collect_params().values()] +
-                     ([xi.grad.asnumpy()] if input_grad else []))
-    for g_h, g_i in zip(*grads):
-        np.testing.assert_allclose(g_h, g_i, rtol=1e-5, atol=1e-6)
+        grads.append(grads_of(net) + ([xi.grad.asnumpy()] if input_grad else []))
+    assert_twins_agree(*grads, atol=1e-6)
 
 
 def test_one_signature_with_and_without_an_input_gradient():
@@ -115,9 +125,8 @@ def test_accumulated_and_shared_parameter_gradients():
             with autograd.record():
                 loss = (net(x1) * net(x2)).sum()     # the block used twice in one pass
             loss.backward()
-        results.append([p.grad().asnumpy() for p in net.collect_params().values()])
-    for g_h, g_i in zip(*results):
-        np.testing.assert_allclose(g_h, g_i, rtol=1e-5, atol=1e-5)
+        results.append(grads_of(net))
+    assert_twins_agree(*results, atol=1e-5)
 
 
 def test_autograd_grad_leaves_the_parameters_gradients_alone():
@@ -126,13 +135,13 @@ def test_autograd_grad_leaves_the_parameters_gradients_alone():
     x.attach_grad()
     with autograd.record():
         (net(x) ** 2).sum().backward()
-    kept = [p.grad().asnumpy().copy() for p in net.collect_params().values()]
+    kept = [g.copy() for g in grads_of(net)]
     with autograd.record():
         y = (net(x) ** 2).sum()
     gx, = autograd.grad(y, [x])
     np.testing.assert_allclose(gx.asnumpy(), x.grad.asnumpy(), rtol=1e-5, atol=1e-6)
-    for p, k in zip(net.collect_params().values(), kept):
-        np.testing.assert_array_equal(p.grad().asnumpy(), k)
+    for g, k in zip(grads_of(net), kept):
+        np.testing.assert_array_equal(g, k)
 
 
 class PassThrough(gluon.HybridBlock):

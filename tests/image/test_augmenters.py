@@ -87,3 +87,15 @@ def test_dumps_and_user_augmenter_in_sequence():
     np.testing.assert_array_equal(out, IMG.astype(np.float32) + 1)
     with pytest.raises(TypeError, match='base class'):
         image.Augmenter()(IMG)
+
+
+def test_dumps_of_size_and_list_augmenters_match_mxnet():
+    # recorded from MXNet 1.9.1: a list augmenter dumps a list holding its members' JSON
+    assert image.SequentialAug([image.ResizeAug(5, 1)]).dumps() == \
+        ['sequentialaug', ['["resizeaug", {"size": 5, "interp": 1}]']]
+    assert image.RandomOrderAug([image.CenterCropAug((4, 3))]).dumps() == \
+        ['randomorderaug', ['["centercropaug", {"size": [4, 3], "interp": 2}]']]
+    assert image.RandomCropAug((4, 3)).dumps() == \
+        '["randomcropaug", {"size": [4, 3], "interp": 2}]'
+    assert image.ForceResizeAug((4, 3), 0).dumps() == \
+        '["forceresizeaug", {"size": [4, 3], "interp": 0}]'

@@ -110,3 +110,14 @@ def test_missing_index_key_and_truncated_record_raise(tmp_path):
     it = mx.image.ImageIter(5, (3, 16, 16), path_imgrec=rec2)
     with pytest.raises(MXNetError, match='truncated record'):
         it.next()
+
+
+@pytest.mark.parametrize('bad,why', [('7\tcat.jpg', r"line 3: expected 'index<TAB>"),
+                                     ('x\t1\tcat.jpg', r"line 3: invalid literal for int"),
+                                     ('7\tone\tcat.jpg', r"line 3: could not convert"),
+                                     ('7\t1\t2\tcat.jpg', r"line 3: 2 labels, label_width is 1")])
+def test_bad_list_line_raises_naming_the_line(tmp_path, bad, why):
+    lst = tmp_path / 'x.lst'
+    lst.write_text(f"0\t1\ta/a.png\n\n{bad}\n")      # the blank line is skipped, counted
+    with pytest.raises(MXNetError, match=why):
+        mx.image.ImageIter(1, (3, 16, 16), path_imglist=str(lst), path_root=path('folder'))

@@ -6,14 +6,11 @@ import numpy as np
 import pytest
 
 import mxcy as mx
+from tests.module._nets import mlp as two_layers
 
 
 def mlp(hidden=16, classes=3):
-    data = mx.sym.Variable('data')
-    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=hidden, name='fc1'),
-                          act_type='relu')
-    out = mx.sym.FullyConnected(h, num_hidden=classes, name='fc2')
-    return mx.sym.SoftmaxOutput(out, name='softmax')
+    return two_layers(hidden, classes)
 
 
 def blobs(n=300, classes=3, dim=5, seed=0):

@@ -7,17 +7,14 @@ import numpy as np
 import pytest
 
 import mxcy as mx
+from tests.module._nets import mlp as two_layers
 
 Batch = namedtuple('Batch', ['data'])
 LabeledBatch = namedtuple('LabeledBatch', ['data', 'label'])
 
 
 def mlp():
-    data = mx.sym.Variable('data')
-    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=6, name='fc1'),
-                          act_type='relu')
-    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=3, name='fc2'),
-                                name='softmax')
+    return two_layers(hidden=6)
 
 
 def params():

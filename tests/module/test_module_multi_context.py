@@ -1,29 +1,16 @@
 """Module on several contexts: the batch split as MXNet splits it, gradients summed through
 the KVStore, and training equal to one context with the whole batch (and to MXNet 1.9.1's
 own two-context run, tests/mxnet_files/module/module.json)."""
-import json
-import os
-
 import numpy as np
 import pytest
 
 import mxcy as mx
 from mxcy.module.executor_group import _split_input_slice
-
-FIXTURE = os.path.join(os.path.dirname(__file__), '..', 'mxnet_files', 'module',
-                       'module.json')
-with open(FIXTURE) as _f:
-    GOLD = json.load(_f)
-
-TWO = [mx.cpu(0), mx.cpu(1)]
+from tests.module._nets import GOLD, TWO, mlp as two_layers
 
 
 def mlp():
-    data = mx.sym.Variable('data')
-    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=4, name='fc1'),
-                          act_type='relu', name='relu1')
-    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=3, name='fc2'),
-                                name='softmax')
+    return two_layers(act_name='relu1')
 
 
 def gold_batches(batch=6):

@@ -2,7 +2,6 @@
 checkpoints with optimizer states, prepare, borrow_optimizer, group2ctxs, the monitor on
 every executor, and the method signatures recorded from MXNet 1.9.1."""
 import inspect
-import json
 import os
 
 import numpy as np
@@ -10,21 +9,7 @@ import pytest
 
 import mxcy as mx
 from mxcy.module.executor_group import _prepare_group2ctxs
-
-FIXTURE = os.path.join(os.path.dirname(__file__), '..', 'mxnet_files', 'module',
-                       'module.json')
-with open(FIXTURE) as _f:
-    GOLD = json.load(_f)
-
-TWO = [mx.cpu(0), mx.cpu(1)]
-
-
-def mlp():
-    data = mx.sym.Variable('data')
-    h = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=4, name='fc1'),
-                          act_type='relu')
-    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=3, name='fc2'),
-                                name='softmax')
+from tests.module._nets import GOLD, TWO, mlp
 
 
 def batches(n, batch=8, seed=0):

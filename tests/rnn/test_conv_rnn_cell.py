@@ -42,3 +42,16 @@ def test_bad_arguments_raise_naming_them():
                               i2h_weight_initializer=mx.init.Uniform(0.1))
     assert cell.state_shape == [(0, 5, 4, 3)]
     assert cell.params._params['ConvGRU_i2h_weight'].attr('__init__') is not None
+
+
+@pytest.mark.parametrize('cell,prefix', [('ConvRNNCell', 'ConvRNN_'),
+                                         ('ConvLSTMCell', 'ConvLSTM_'),
+                                         ('ConvGRUCell', 'ConvGRU_')])
+def test_default_prefix_names_the_parameters(cell, prefix):
+    # MXNet 1.9.1: each cell's own default prefix; a given prefix (even '') wins
+    made = getattr(mx.rnn, cell)(input_shape=(1, 2, 4, 3), num_hidden=2)
+    outputs, _ = made.unroll(1, mx.sym.Variable('data'), merge_outputs=True)
+    assert sorted(outputs.list_arguments()) == sorted(
+        ['data'] + [prefix + n for n in ('i2h_weight', 'i2h_bias', 'h2h_weight', 'h2h_bias')])
+    bare = getattr(mx.rnn, cell)(input_shape=(1, 2, 4, 3), num_hidden=2, prefix='')
+    assert 'i2h_weight' in bare.unroll(1, mx.sym.Variable('data'), merge_outputs=True)[0].list_arguments()

@@ -81,3 +81,12 @@ def test_runs_as_a_module(folder):
     out = subprocess.run([sys.executable, '-m', 'mxcy.tools.im2rec', str(folder / 'none'),
                           str(folder)], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and 'no none*.lst file' in out.stderr
+
+
+def test_read_list_skips_bad_lines_and_says_which(tmp_path, capsys):
+    lst = tmp_path / 'x.lst'
+    lst.write_text("0\t1\ta.png\n\n3\tb.png\nx\t1\tc.png\n4\t2\t0.5\td.png\n")
+    assert list(im2rec.read_list(str(lst))) == [[0, 'a.png', 1.0], [4, 'd.png', 2.0, 0.5]]
+    err = capsys.readouterr().err
+    assert "line 3: expected 'index<TAB>label...<TAB>path', got '3\\tb.png'; skipped" in err
+    assert "line 4: invalid literal for int() with base 10: 'x'; skipped" in err
