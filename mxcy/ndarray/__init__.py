@@ -9,6 +9,8 @@ a few functions without a registry record yet.
 """
 from mxcy._ndarray import NDArray, empty, full, zeros, ones, push_numpy
 from mxcy.ndarray.utils import array, arange, waitall, concatenate
+from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxis,
+                                onehot_encode, histogram, split_v2)
 from mxcy.ndarray.io import save, load, load_frombuffer
 from mxcy.ndarray import random
 from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
@@ -16,18 +18,18 @@ from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
                                  sample_uniform, sample_normal, sample_gamma, sample_poisson)
 from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
                                    minimum, equal, not_equal, greater, greater_equal, lesser,
-                                   lesser_equal)
-from mxcy.ndarray.shaping import (shape_array, size_array, slice_like, depth_to_space,
-                                  space_to_depth)
+                                   lesser_equal, logical_and, logical_or, logical_xor,
+                                   true_divide)
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'waitall',
-           'concatenate', 'push_numpy', 'save', 'load', 'load_frombuffer', 'random',
+           'concatenate', 'push_numpy', 'eye', 'linspace', 'from_numpy', 'moveaxis',
+           'onehot_encode', 'histogram', 'split_v2', 'save', 'load', 'load_frombuffer', 'random',
            'random_uniform', 'random_normal', 'random_randint', 'random_exponential',
            'random_gamma', 'random_poisson', 'sample_uniform', 'sample_normal',
            'sample_gamma', 'sample_poisson',
            'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
-           'shape_array', 'size_array', 'slice_like', 'depth_to_space', 'space_to_depth']
+           'logical_and', 'logical_or', 'logical_xor', 'true_divide',]
 
 # mx.nd.<Op> for every registered operator (FullyConnected, sum, dot, concat, ...)
 from mxcy.ndarray import _gen as _opgen

@@ -2,7 +2,11 @@
 from mxcy.symbol.symbol import Symbol, Variable, var, Group
 from mxcy.symbol._json import load, load_json
 from mxcy.symbol import _gen
+from mxcy.symbol.functions import (maximum, minimum, hypot, power, pow, zeros, ones, full,
+                                   arange, linspace, eye, histogram, split_v2)
 
 _gen.install(globals())
 
-__all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json']
+__all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'maximum', 'minimum',
+           'hypot', 'power', 'pow', 'zeros', 'ones', 'full', 'arange', 'linspace', 'eye',
+           'histogram', 'split_v2']
