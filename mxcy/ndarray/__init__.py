@@ -35,3 +35,4 @@ __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'wait
 from mxcy.ndarray import _gen as _opgen
 _opgen.install(globals())
 __all__ += [n for n in _opgen._FUNCTIONS if not n.startswith('_')]
+from mxcy.ndarray import linalg  # noqa: E402  (after the registry is loaded)

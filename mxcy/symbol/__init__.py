@@ -6,6 +6,7 @@ from mxcy.symbol.functions import (maximum, minimum, hypot, power, pow, zeros, o
                                    arange, linspace, eye, histogram, split_v2)
 
 _gen.install(globals())
+from mxcy.symbol import linalg  # noqa: E402
 
 __all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'maximum', 'minimum',
            'hypot', 'power', 'pow', 'zeros', 'ones', 'full', 'arange', 'linspace', 'eye',
