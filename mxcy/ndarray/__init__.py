@@ -7,7 +7,7 @@ not operators: constructors, I/O, random sampling, MXNet's ufunc-style dispatche
 (``add``, ``maximum`` ...: they call the generated ``broadcast_*``/``*_scalar`` ops) and
 a few functions without a registry record yet.
 """
-from mxcy._ndarray import NDArray, empty, full, zeros, ones, push_numpy
+from mxcy._ndarray import NDArray, full, ones, push_numpy
 from mxcy.ndarray.utils import array, arange, waitall, concatenate
 from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxis,
                                 onehot_encode, histogram, split_v2)

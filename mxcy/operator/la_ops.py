@@ -194,7 +194,7 @@ class _linalg_trsm(_Triangular):
         return p.alpha * np.linalg.solve(m, b)
 
     def grad(self, p, dys, xs, ys):
-        dy, (a, b), y = dys[0], xs, ys[0]
+        dy, a, y = dys[0], xs[0], ys[0]
         m = self._m(p, a)
         if p.rightside:
             db = p.alpha * T(np.linalg.solve(m, T(dy)))
