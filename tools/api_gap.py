@@ -47,13 +47,19 @@ def mxcy_target(mx, module):
 
 
 def signature_of(obj):
-    """(named parameters, takes *args) of a callable, or None when it has no signature."""
+    """(named parameters, takes *args) of a callable, or None when it has no signature.
+
+    NDArray methods are ``_bound(fn, array)`` objects (mxcy/_ndarray.pyx) that call
+    ``fn(array, ...)`` and carry no signature of their own: their parameters are fn's
+    after the first (what a call binds to)."""
+    bound = type(obj).__name__ == '_bound' and hasattr(obj, 'fn')
     try:
-        sig = inspect.signature(obj)
+        sig = inspect.signature(obj.fn if bound else obj)
     except (TypeError, ValueError):
         return None
+    params = list(sig.parameters.values())[1:] if bound else sig.parameters.values()
     names, varargs = [], False
-    for p in sig.parameters.values():
+    for p in params:
         if p.kind is p.VAR_POSITIONAL:
             varargs = True
         elif p.kind is not p.VAR_KEYWORD:

@@ -10,7 +10,8 @@ a few functions without a registry record yet.
 from mxcy._ndarray import NDArray, full, ones, push_numpy
 from mxcy.ndarray.utils import array, arange, waitall, concatenate
 from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxis,
-                                onehot_encode, histogram, split_v2)
+                                onehot_encode, histogram, split_v2, to_dlpack_for_read,
+                                to_dlpack_for_write, from_dlpack)
 from mxcy.ndarray.io import save, load, load_frombuffer
 from mxcy.ndarray import random
 from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
@@ -23,7 +24,8 @@ from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, powe
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'waitall',
            'concatenate', 'push_numpy', 'eye', 'linspace', 'from_numpy', 'moveaxis',
-           'onehot_encode', 'histogram', 'split_v2', 'save', 'load', 'load_frombuffer', 'random',
+           'onehot_encode', 'histogram', 'split_v2', 'to_dlpack_for_read',
+           'to_dlpack_for_write', 'from_dlpack', 'save', 'load', 'load_frombuffer', 'random',
            'random_uniform', 'random_normal', 'random_randint', 'random_exponential',
            'random_gamma', 'random_poisson', 'sample_uniform', 'sample_normal',
            'sample_gamma', 'sample_poisson',

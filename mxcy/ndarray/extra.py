@@ -108,3 +108,43 @@ def split_v2_params(indices_or_sections, fname):
         return {'indices': (0,) + tuple(int(i) for i in indices_or_sections)}
     raise TypeError(f"{fname}: indices_or_sections must be an int or a tuple of ints, got "
                     f"{indices_or_sections!r}")
+
+
+# ---------------------------------------------------------------- DLPack
+def to_dlpack_for_read(data):
+    """A DLPack capsule sharing data's memory, after its pending writes (read it only)."""
+    check_nd(data, 'to_dlpack_for_read', 'data')
+    data.wait_to_read()
+    return data._np_view().__dlpack__()
+
+
+def to_dlpack_for_write(data):
+    """A DLPack capsule sharing data's memory, after every pending op (the consumer may
+    write it; push nothing on `data` meanwhile)."""
+    check_nd(data, 'to_dlpack_for_write', 'data')
+    from mxcy.ndarray.utils import waitall
+    waitall()
+    return data._np_view().__dlpack__()
+
+
+class _Capsule:
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)       # kDLCPU
+
+
+def from_dlpack(dlpack):
+    """An NDArray with the values of a DLPack capsule (or an object with __dlpack__).
+    NOTE: the values are copied (MXNet shares the memory): mxcy arrays own theirs."""
+    src = dlpack if hasattr(dlpack, '__dlpack__') else _Capsule(dlpack)
+    try:
+        values = np.from_dlpack(src)
+    except (TypeError, RuntimeError, BufferError) as e:
+        raise TypeError(f"from_dlpack: not a usable CPU DLPack capsule ({e})") from None
+    from mxcy.ndarray.utils import array
+    return array(np.ascontiguousarray(values), dtype=values.dtype)
