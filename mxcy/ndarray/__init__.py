@@ -14,9 +14,6 @@ from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxi
                                 to_dlpack_for_write, from_dlpack)
 from mxcy.ndarray.io import save, load, load_frombuffer
 from mxcy.ndarray import random
-from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
-                                 random_exponential, random_gamma, random_poisson,
-                                 sample_uniform, sample_normal, sample_gamma, sample_poisson)
 from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
                                    minimum, equal, not_equal, greater, greater_equal, lesser,
                                    lesser_equal, logical_and, logical_or, logical_xor,
@@ -26,9 +23,6 @@ __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'wait
            'concatenate', 'push_numpy', 'eye', 'linspace', 'from_numpy', 'moveaxis',
            'onehot_encode', 'histogram', 'split_v2', 'to_dlpack_for_read',
            'to_dlpack_for_write', 'from_dlpack', 'save', 'load', 'load_frombuffer', 'random',
-           'random_uniform', 'random_normal', 'random_randint', 'random_exponential',
-           'random_gamma', 'random_poisson', 'sample_uniform', 'sample_normal',
-           'sample_gamma', 'sample_poisson',
            'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
            'logical_and', 'logical_or', 'logical_xor', 'true_divide',]
@@ -38,3 +32,7 @@ from mxcy.ndarray import _gen as _opgen
 _opgen.install(globals())
 __all__ += [n for n in _opgen._FUNCTIONS if not n.startswith('_')]
 from mxcy.ndarray import linalg  # noqa: E402  (after the registry is loaded)
+from mxcy.operator.random_ops import PUBLIC as _RANDOM_PUBLIC  # noqa: E402
+for _name, _op in _RANDOM_PUBLIC.items():     # random_uniform, sample_gamma, shuffle, ...
+    globals()[_name] = _opgen.make_function(_op, _name)
+    __all__.append(_name)

@@ -321,14 +321,14 @@ def _describe(spec):
     return ', '.join(params) or 'none'
 
 
-def make_function(op_name):
-    """The ``mx.nd`` function of one registered operator (or alias)."""
-    op = _Op(op_name)
+def make_function(op_name, display=None):
+    """The ``mx.nd`` function of one registered operator (or alias); errors and the
+    function's name say `display` (a public name of an underscore op) when given."""
+    op = _Op(op_name, display)
 
     def fn(*args, out=None, name=None, **kwargs):
         return op.call(args, kwargs, out)
-    fn.__name__ = op_name
-    fn.__qualname__ = op_name
+    fn.__name__ = fn.__qualname__ = display or op_name
     fn.__signature__ = op_signature(op.spec, ('out', 'name'))
     fn.__doc__ = ((op.spec.__class__.__doc__ or op_name).strip() +
                   f"\n\nArrays: {', '.join(op.fixed_args) or 'see the operator'}; "

@@ -5,7 +5,8 @@ Importing this package registers every built-in operator family.
 from mxcy.operator._spec import OpSpec, ShapeError, register_op, get_op, list_ops
 from mxcy.operator import nn, conv, loss, elemwise, tensor  # noqa: F401  (registers the operators)
 from mxcy.operator import activation, norm, rnn, custom, init_ops  # noqa: F401
-from mxcy.operator import views, ctc, math_ops, shape_ops, init_range, array_ops, gather_ops, la_ops  # noqa: F401
+from mxcy.operator import views, ctc, math_ops, shape_ops, init_range  # noqa: F401
+from mxcy.operator import array_ops, gather_ops, la_ops, random_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
 
 __all__ = ['OpSpec', 'ShapeError', 'register_op', 'get_op', 'list_ops',

@@ -7,6 +7,10 @@ from mxcy.symbol.functions import (maximum, minimum, hypot, power, pow, zeros, o
 
 _gen.install(globals())
 from mxcy.symbol import linalg  # noqa: E402
+from mxcy.operator.random_ops import PUBLIC as _RANDOM_PUBLIC  # noqa: E402
+for _name, _op in _RANDOM_PUBLIC.items():     # random_uniform, sample_gamma, shuffle, ...
+    globals()[_name] = _gen.make_function(_op)
+from mxcy.symbol import random  # noqa: E402
 
 __all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'maximum', 'minimum',
            'hypot', 'power', 'pow', 'zeros', 'ones', 'full', 'arange', 'linspace', 'eye',
