@@ -8,6 +8,9 @@ from mxcy.operator import activation, norm, rnn, custom, init_ops  # noqa: F401
 from mxcy.operator import views, ctc, math_ops, shape_ops, init_range  # noqa: F401
 from mxcy.operator import array_ops, gather_ops, la_ops, random_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
+from mxcy.operator.legacy import (get_all_registered_operators, get_operator_arguments,
+                                  OperatorArguments, PythonOp, NumpyOp, NDArrayOp)
 
 __all__ = ['OpSpec', 'ShapeError', 'register_op', 'get_op', 'list_ops',
-           'CustomOp', 'CustomOpProp', 'register']
+           'CustomOp', 'CustomOpProp', 'register', 'get_all_registered_operators',
+           'get_operator_arguments', 'OperatorArguments', 'PythonOp', 'NumpyOp', 'NDArrayOp']
