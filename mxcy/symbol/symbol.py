@@ -542,8 +542,9 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
 var = Variable
 
 
-def Group(symbols):
-    """One symbol whose outputs are all the outputs of `symbols`, in order."""
+def Group(symbols, create_fn=None):
+    """One symbol whose outputs are all the outputs of `symbols`, in order (create_fn,
+    MXNet's hook for a Symbol subclass, builds the result when given)."""
     outs = []
     for s in symbols:
         if not isinstance(s, Symbol):
@@ -551,4 +552,4 @@ def Group(symbols):
         outs.extend(s._outputs)
     if not outs:
         raise ValueError("Group: needs at least one symbol")
-    return Symbol(outs)
+    return create_fn(outs) if create_fn is not None else Symbol(outs)
