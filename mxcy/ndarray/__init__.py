@@ -32,6 +32,8 @@ from mxcy.ndarray import _gen as _opgen
 _opgen.install(globals())
 __all__ += [n for n in _opgen._FUNCTIONS if not n.startswith('_')]
 from mxcy.ndarray import linalg  # noqa: E402  (after the registry is loaded)
+from mxcy.ndarray import contrib  # noqa: E402
+contrib._install()
 from mxcy.operator.random_ops import PUBLIC as _RANDOM_PUBLIC  # noqa: E402
 for _name, _op in _RANDOM_PUBLIC.items():     # random_uniform, sample_gamma, shuffle, ...
     globals()[_name] = _opgen.make_function(_op, _name)

@@ -46,13 +46,15 @@ class NumpyOp(OpSpec):
         if not hasattr(self, 'grad'):
             zero_grads(req, in_grads)
             return
+        # what backward_needs leaves out arrives as None: pass it as empty
+        ins, outs = list(ins or ()), list(outs or ())
         n_dy, n_x = len(out_grads), len(ins)
         grad = self.grad
 
         def run(*views):
             dys, xs, ys = views[:n_dy], views[n_dy:n_dy + n_x], views[n_dy + n_x:]
             return _as_tuple(grad(p, dys, xs, ys))
-        push_multi(run, list(out_grads) + list(ins) + list(outs), in_grads, req,
+        push_multi(run, list(out_grads) + ins + outs, in_grads, req,
                    self.name + '_backward')
 
 

@@ -55,7 +55,7 @@ class ElementWiseSum(_Variadic):
         return out
 
     def grad(self, p, dys, xs, ys):
-        return [dys[0]] * len(xs)
+        return [dys[0]] * p.num_args
 
 
 def _axes(op, p, shape):
@@ -144,7 +144,7 @@ class _split_v2(NumpyOp):
     name = '_split_v2'
     params = ParamSchema(Param('indices', 'shape', ()), Param('axis', 'int', 0),
                          Param('squeeze_axis', 'bool', False), Param('sections', 'int', 0))
-    backward_needs = ('out_grads',)
+    backward_needs = ('out_grads', 'inputs')
 
     def outputs(self, p):
         n = p.sections if p.sections > 0 else len(p.indices)
@@ -205,7 +205,7 @@ class cumsum(NumpyOp):
     aliases = ('_np_cumsum',)
     params = ParamSchema(Param('axis', 'int', None, optional=True),
                          Param('dtype', 'dtype', None, optional=True))
-    backward_needs = ('out_grads',)
+    backward_needs = ('out_grads', 'inputs')
 
     def arguments(self, p):
         return ['a']

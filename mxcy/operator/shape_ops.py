@@ -58,7 +58,7 @@ class slice_like(OpSpec):
     """data[0:shape_like.shape[a]] on each axis a of `axes` (every axis when empty)."""
     name = 'slice_like'
     params = ParamSchema(Param('axes', 'shape', ()))
-    backward_needs = ('out_grads',)
+    backward_needs = ('out_grads', 'inputs')
 
     def arguments(self, p):
         return ['data', 'shape_like']

@@ -11,6 +11,7 @@ from mxcy.operator.random_ops import PUBLIC as _RANDOM_PUBLIC  # noqa: E402
 for _name, _op in _RANDOM_PUBLIC.items():     # random_uniform, sample_gamma, shuffle, ...
     globals()[_name] = _gen.make_function(_op)
 from mxcy.symbol import random  # noqa: E402
+from mxcy.symbol import contrib  # noqa: E402
 
 __all__ = ['Symbol', 'Variable', 'var', 'Group', 'load', 'load_json', 'maximum', 'minimum',
            'hypot', 'power', 'pow', 'zeros', 'ones', 'full', 'arange', 'linspace', 'eye',

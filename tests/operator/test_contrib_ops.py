@@ -1,0 +1,96 @@
+"""mx.nd.contrib / mx.sym.contrib: the contrib operators against NumPy (values checked
+once against MXNet 1.9.1 where noted), gradients by finite differences, control flow."""
+import numpy as np
+import pytest
+
+import mxcy as mx
+from mxcy.test_utils import check_op_backward, check_op_forward
+
+RNG = np.random.default_rng(11)
+
+
+def test_checks_and_allclose():
+    x = mx.nd.array([np.nan, np.inf, 1.0])
+    assert mx.nd.contrib.isnan(x).asnumpy().tolist() == [1, 0, 0]
+    assert mx.nd.contrib.isinf(x).asnumpy().tolist() == [0, 1, 0]
+    assert mx.nd.contrib.isfinite(x).asnumpy().tolist() == [0, 0, 1]
+    a = mx.nd.ones((2, 3))
+    assert mx.nd.contrib.allclose(a, a + 1e-9).asnumpy() == 1
+    assert mx.nd.contrib.allclose(a, a + 1).shape == ()
+
+
+def test_box_iou_matches_mxnet():
+    iou = mx.nd.contrib.box_iou(mx.nd.array([[0, 0, 2, 2]]),
+                                mx.nd.array([[1, 1, 3, 3], [0, 0, 1, 1]]))
+    np.testing.assert_allclose(iou.asnumpy(), [[1 / 7, 0.25]], rtol=1e-6)   # MXNet's values
+    center = mx.nd.contrib.box_iou(mx.nd.array([[1, 1, 2, 2]]), mx.nd.array([[1, 1, 2, 2]]),
+                                   format='center')
+    assert center.asnumpy().tolist() == [[1.0]]
+
+
+def test_index_ops():
+    ia = mx.nd.contrib.index_array(mx.nd.ones((2, 2)), axes=(1,))
+    assert ia.asnumpy().tolist() == [[[0], [1]], [[0], [1]]] and ia.dtype == np.int64
+    x = mx.nd.ones((2, 3))
+    assert mx.nd.contrib.arange_like(x, start=1, axis=1).asnumpy().tolist() == [1, 2, 3]
+    assert mx.nd.contrib.arange_like(x, repeat=2).asnumpy().ravel().tolist() == \
+        [0, 0, 1, 1, 2, 2]
+    old, new = RNG.standard_normal((4, 2)), RNG.standard_normal((2, 2))
+    idx = np.array([3, 1])
+    ref = old.copy()
+    ref[idx] = new
+    check_op_forward('_contrib_index_copy', {}, [old, idx, new], [ref])
+    check_op_backward('_contrib_index_copy', {}, [old, idx, new],
+                      grad_nodes=['old_tensor', 'new_tensor'])
+    with pytest.raises(ValueError, match=r"index_copy: .*'new_tensor': expected \(2, 2\)"):
+        mx.nd.contrib.index_copy(mx.nd.zeros((4, 2)), mx.nd.array(idx), mx.nd.zeros((3, 2)))
+
+
+@pytest.mark.parametrize('name,params,ref', [
+    ('div_sqrt_dim', {}, lambda x: x / 2.0),
+    ('quadratic', {'a': 2.0, 'b': -1.0, 'c': 0.5}, lambda x: 2 * x * x - x + 0.5),
+    ('gradientmultiplier', {'scalar': 3.0}, lambda x: x)])
+def test_elementwise_contrib(name, params, ref):
+    x = RNG.standard_normal((3, 4))
+    check_op_forward('_contrib_' + name, params, [x], [ref(x)])
+    if name != 'gradientmultiplier':
+        check_op_backward('_contrib_' + name, params, [x])
+
+
+def test_straight_through_and_multiplier_gradients():
+    x = mx.nd.array([-1.6, 0.4, 2.5])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.round_ste(x) * 2 + mx.nd.contrib.gradientmultiplier(x, scalar=3.0)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [5, 5, 5]
+    assert mx.nd.contrib.round_ste(x).asnumpy().tolist() == [-2, 0, 3]
+    assert mx.nd.contrib.sign_ste(x).asnumpy().tolist() == [-1, 1, 1]
+
+
+def test_control_flow_and_boolean_mask():
+    x = mx.nd.array([[1, 2, 3], [4, 5, 6.]])
+    out, states = mx.nd.contrib.foreach(lambda d, s: (d * 2, [s[0] + d]), x,
+                                        [mx.nd.zeros(3)])
+    assert out.asnumpy().tolist() == [[2, 4, 6], [8, 10, 12]]
+    assert states[0].asnumpy().tolist() == [5, 7, 9]
+    outs, i = mx.nd.contrib.while_loop(lambda i: i < 3, lambda i: (i * 10, i + 1),
+                                       mx.nd.array([0]), max_iterations=5)
+    assert outs[0].asnumpy().ravel().tolist() == [0, 10, 20, 0, 0] and i.asscalar() == 3
+    assert mx.nd.contrib.cond(mx.nd.array([0]), lambda: 1, lambda: 2) == 2
+    x.attach_grad()
+    with mx.autograd.record():
+        m = mx.nd.contrib.boolean_mask(x, mx.nd.array([0, 1]))
+    m.backward()
+    assert m.asnumpy().tolist() == [[4, 5, 6]]
+    assert x.grad.asnumpy().tolist() == [[0, 0, 0], [1, 1, 1]]
+
+
+def test_rand_zipfian_and_symbols():
+    sampled, exp_true, exp_sampled = mx.nd.contrib.rand_zipfian(mx.nd.array([0, 5]), 6, 10)
+    assert sampled.shape == (6,) and 0 <= sampled.asnumpy().min()
+    assert sampled.asnumpy().max() < 10
+    p0 = (np.log(2) - np.log(1)) / np.log(11) * 6
+    np.testing.assert_allclose(exp_true.asnumpy()[0], p0, rtol=1e-6)
+    s = mx.sym.contrib.quadratic(mx.sym.var('x'), a=1.0)
+    assert s.eval(x=mx.nd.array([3.0]))[0].asscalar() == 9.0
