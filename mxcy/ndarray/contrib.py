@@ -79,7 +79,7 @@ def cond(pred, then_func, else_func):
     return then_func() if bool(_scalar(pred)) else else_func()
 
 
-def boolean_mask(data, index, axis=0):
+def boolean_mask(data, index, axis=0, out=None, name=None):
     """The slices of data along `axis` where index (1-D, data.shape[axis] long) is
     nonzero; differentiable through take. Waits for index (the shape depends on it)."""
     from mxcy.ndarray import array, take
@@ -90,7 +90,7 @@ def boolean_mask(data, index, axis=0):
         raise ValueError(f"boolean_mask: index must have shape ({data.shape[ax]},) "
                          f"(data {data.shape}, axis {axis}), got {index.shape}")
     keep = np.nonzero(index.asnumpy())[0]
-    return take(data, array(keep, dtype='int64'), axis=ax)
+    return take(data, array(keep, dtype='int64'), axis=ax, out=out)
 
 
 def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):

@@ -229,7 +229,7 @@ class quadratic(_Elemwise):
 @_contrib
 class gradientmultiplier(_Elemwise):
     """data unchanged; its gradient multiplied by `scalar`."""
-    params = ParamSchema(Param('scalar', 'float', 1.0))
+    params = ParamSchema(Param('scalar', 'float', 1.0), Param('is_int', 'bool', True))
 
     def compute(self, p, x):
         return x

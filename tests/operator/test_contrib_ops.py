@@ -94,3 +94,36 @@ def test_rand_zipfian_and_symbols():
     np.testing.assert_allclose(exp_true.asnumpy()[0], p0, rtol=1e-6)
     s = mx.sym.contrib.quadratic(mx.sym.var('x'), a=1.0)
     assert s.eval(x=mx.nd.array([3.0]))[0].asscalar() == 9.0
+
+
+def test_attention_and_resize_match_mxnet():
+    rng = np.random.RandomState(0)
+    qkv = rng.uniform(-1, 1, (3, 2, 12))
+    att = rng.uniform(0, 1, (4, 3, 3))
+    q, kv = rng.uniform(-1, 1, (3, 2, 4)), rng.uniform(-1, 1, (5, 2, 8))
+    att2 = rng.uniform(0, 1, (4, 3, 5))
+    x = rng.uniform(-1, 1, (1, 2, 5, 7))
+    c = mx.nd.contrib
+    cases = [  # MXNet 1.9.1's first values for these inputs (checked once against it)
+        (c.interleaved_matmul_selfatt_qk(mx.nd.array(qkv), heads=2),
+         [0.0415061, 0.22140601, -0.02767828, -0.09318906]),
+        (c.interleaved_matmul_selfatt_valatt(mx.nd.array(qkv), mx.nd.array(att), heads=2),
+         [0.59936166, -0.40661287, 0.13330722, -0.31492406]),
+        (c.interleaved_matmul_encdec_qk(mx.nd.array(q), mx.nd.array(kv), heads=2),
+         [0.02719945, 0.47100422, 0.0831811, 0.41818744]),
+        (c.interleaved_matmul_encdec_valatt(mx.nd.array(kv), mx.nd.array(att2), heads=2),
+         [-0.27773845, -0.13092865, -0.6505122, -0.11262856]),
+        (c.AdaptiveAvgPooling2D(mx.nd.array(x), output_size=(2, 3)),
+         [0.22339414, 0.13508971, -0.06505731, 0.08818287]),
+        (c.BilinearResize2D(mx.nd.array(x), height=3, width=4),
+         [-0.3236821, -0.5365968, 0.8827554, 0.26089588])]
+    for got, ref in cases:
+        np.testing.assert_allclose(got.asnumpy().ravel()[:4], ref, rtol=1e-5, atol=1e-7)
+    assert c.BilinearResize2D(mx.nd.array(x), scale_height=2., scale_width=2.).shape == \
+        (1, 2, 10, 14)
+    check_op_backward('_contrib_interleaved_matmul_selfatt_qk', {'heads': 2}, [qkv])
+    check_op_backward('_contrib_interleaved_matmul_selfatt_valatt', {'heads': 2}, [qkv, att])
+    check_op_backward('_contrib_interleaved_matmul_encdec_qk', {'heads': 2}, [q, kv])
+    check_op_backward('_contrib_interleaved_matmul_encdec_valatt', {'heads': 2}, [kv, att2])
+    check_op_backward('_contrib_AdaptiveAvgPooling2D', {'output_size': (2, 3)}, [x])
+    check_op_backward('_contrib_BilinearResize2D', {'height': 3, 'width': 9}, [x])
