@@ -258,3 +258,97 @@ class sign_ste(_Elemwise):
 
     def grad(self, p, dys, xs, ys):
         return (dys[0],)
+
+
+@_contrib
+class MultiBoxPrior(NumpyOp):
+    """SSD anchor boxes (1, H·W·A, 4) in corner form for a (N, C, H, W) feature map: at
+    each cell centre ((i + offsets[0]) · steps[0], (j + offsets[1]) · steps[1]) (steps
+    -1: 1/H, 1/W) one box per size with ratios[0], then one per further ratio with
+    sizes[0]; half-width s·H/W·sqrt(r)/2, half-height s/sqrt(r)/2; clip to [0, 1]."""
+    params = ParamSchema(Param('sizes', 'any', (1.0,)), Param('ratios', 'any', (1.0,)),
+                         Param('clip', 'bool', False), Param('steps', 'any', (-1.0, -1.0)),
+                         Param('offsets', 'any', (0.5, 0.5)))
+    has_backward = False
+
+    def _floats(self, p, name):
+        v = getattr(p, name)
+        if isinstance(v, str):
+            import ast
+            v = ast.literal_eval(v)
+        v = tuple(float(x) for x in (v if isinstance(v, (tuple, list)) else (v,)))
+        if not v:
+            raise ValueError(f"{self.name}: parameter '{name}' must not be empty")
+        return v
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return [None], [None], []
+        if len(d) != 4:
+            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        a = len(self._floats(p, 'sizes')) + len(self._floats(p, 'ratios')) - 1
+        return [tuple(d)], [(1, d[2] * d[3] * a, 4)], []
+
+    def compute(self, p, x):
+        h, w = x.shape[2:]
+        sizes, ratios = self._floats(p, 'sizes'), self._floats(p, 'ratios')
+        sy, sx = self._floats(p, 'steps')
+        oy, ox = self._floats(p, 'offsets')
+        sy, sx = (1.0 / h if sy <= 0 else sy), (1.0 / w if sx <= 0 else sx)
+        shapes = [(s * h / w * np.sqrt(ratios[0]) / 2, s / np.sqrt(ratios[0]) / 2)
+                  for s in sizes]
+        shapes += [(sizes[0] * h / w * np.sqrt(r) / 2, sizes[0] / np.sqrt(r) / 2)
+                   for r in ratios[1:]]
+        cy = (np.arange(h)[:, None, None] + oy) * sy
+        cx = (np.arange(w)[None, :, None] + ox) * sx
+        hw = np.array([s[0] for s in shapes])[None, None, :]
+        hh = np.array([s[1] for s in shapes])[None, None, :]
+        cy, cx = np.broadcast_arrays(cy, cx)
+        boxes = np.stack(np.broadcast_arrays(cx - hw, cy - hh, cx + hw, cy + hh), axis=-1)
+        if p.clip:
+            boxes = np.clip(boxes, 0, 1)
+        return boxes.reshape(1, -1, 4)
+
+
+@_contrib
+class bipartite_matching(NumpyOp):
+    """Greedy matching of a (..., N, M) score matrix: best pairs first (lowest with
+    is_ascend), each row and column at most once, scores beyond threshold (below it with
+    is_ascend) skipped, at most topk pairs; outputs each row's column and each column's
+    row (-1: unmatched)."""
+    params = ParamSchema(Param('is_ascend', 'bool', False), Param('threshold', 'float'),
+                         Param('topk', 'int', -1))
+    has_backward = False
+
+    def outputs(self, p):
+        return ['output', 'col_match']
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return [None], [None, None], []
+        if len(d) < 2:
+            raise self.shape_error('data', 'a (..., N, M) score matrix', tuple(d))
+        return [tuple(d)], [tuple(d[:-1]), tuple(d[:-2]) + (d[-1],)], []
+
+    def compute(self, p, x):
+        lead, (n, m) = x.shape[:-2], x.shape[-2:]
+        flat = x.reshape(-1, n, m)
+        rows = -np.ones((flat.shape[0], n))
+        cols = -np.ones((flat.shape[0], m))
+        for b, s in enumerate(flat):
+            order = np.argsort(s, axis=None, kind='stable')
+            order = order if p.is_ascend else order[::-1]
+            count = 0
+            for k in order:
+                i, j = divmod(int(k), m)
+                v = s[i, j]
+                if (v >= p.threshold) if p.is_ascend else (v <= p.threshold):
+                    break
+                if rows[b, i] < 0 and cols[b, j] < 0:
+                    rows[b, i], cols[b, j] = j, i
+                    count += 1
+                    if 0 < p.topk <= count:
+                        break
+        return rows.reshape(lead + (n,)), cols.reshape(lead + (m,))

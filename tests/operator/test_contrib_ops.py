@@ -127,3 +127,22 @@ def test_attention_and_resize_match_mxnet():
     check_op_backward('_contrib_interleaved_matmul_encdec_valatt', {'heads': 2}, [kv, att2])
     check_op_backward('_contrib_AdaptiveAvgPooling2D', {'output_size': (2, 3)}, [x])
     check_op_backward('_contrib_BilinearResize2D', {'height': 3, 'width': 9}, [x])
+
+
+def test_multibox_prior_and_bipartite_matching_match_mxnet():
+    c = mx.nd.contrib
+    anchors = c.MultiBoxPrior(mx.nd.ones((1, 3, 2, 2)), sizes=(0.5, 0.25), ratios=(1, 2))
+    assert anchors.shape == (1, 12, 4)
+    np.testing.assert_allclose(anchors.asnumpy()[0, 2],            # MXNet 1.9.1's values
+                               [-0.10355338, 0.07322331, 0.6035534, 0.4267767], rtol=1e-6)
+    clipped = c.MultiBoxPrior(mx.nd.ones((1, 3, 2, 4)), sizes=(0.5,), ratios=(1, 2),
+                              clip=True, steps=(0.3, 0.2), offsets=(0.4, 0.6))
+    np.testing.assert_allclose(clipped.asnumpy()[0, 3], [0.14322333, 0, 0.4967767,
+                                                         0.2967767], rtol=1e-6)
+    d = mx.nd.array([[0.6, 0.2], [0.1, 0.8], [0.5, 0.5]])
+    rows, cols = c.bipartite_matching(d, threshold=0.3)
+    assert rows.asnumpy().tolist() == [0, 1, -1] and cols.asnumpy().tolist() == [0, 1]
+    rows, cols = c.bipartite_matching(d, threshold=0.3, is_ascend=True)
+    assert rows.asnumpy().tolist() == [1, 0, -1] and cols.asnumpy().tolist() == [1, 0]
+    rows, _ = c.bipartite_matching(d, threshold=0.3, topk=1)
+    assert rows.asnumpy().tolist() == [-1, 1, -1]
