@@ -46,19 +46,25 @@ power = _dispatcher('power', '_power', '_power_scalar', '_rpower_scalar',
 pow = power
 
 
+def _dtype(dtype):
+    """{'dtype': dtype} when given: a node without one keeps the op's default and stays
+    'untyped' for the passes that look (RNN begin states take their data's dtype)."""
+    return {} if dtype is None else {'dtype': dtype}
+
+
 def zeros(shape, dtype=None, **kwargs):
     """A constant symbol of zeros (``_zeros``)."""
-    return _op('_zeros', shape=shape, dtype=dtype or 'float32', **kwargs)
+    return _op('_zeros', shape=shape, **_dtype(dtype), **kwargs)
 
 
 def ones(shape, dtype=None, **kwargs):
     """A constant symbol of ones (``_ones``)."""
-    return _op('_ones', shape=shape, dtype=dtype or 'float32', **kwargs)
+    return _op('_ones', shape=shape, **_dtype(dtype), **kwargs)
 
 
 def full(shape, val, dtype=None, **kwargs):
     """A constant symbol filled with `val` (``_full``)."""
-    return _op('_full', shape=shape, value=val, dtype=dtype or 'float32', **kwargs)
+    return _op('_full', shape=shape, value=val, **_dtype(dtype), **kwargs)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
