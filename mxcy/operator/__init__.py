@@ -7,7 +7,7 @@ from mxcy.operator import nn, conv, loss, elemwise, tensor  # noqa: F401  (regis
 from mxcy.operator import activation, norm, rnn, custom, init_ops  # noqa: F401
 from mxcy.operator import views, ctc, math_ops, shape_ops, init_range  # noqa: F401
 from mxcy.operator import array_ops, gather_ops, la_ops, random_ops, contrib_ops  # noqa: F401
-from mxcy.operator import nn_extra, spatial_ops, pdf_ops, contrib_nn  # noqa: F401
+from mxcy.operator import nn_extra, spatial_ops, pdf_ops, contrib_nn, box_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
 from mxcy.operator.legacy import (get_all_registered_operators, get_operator_arguments,
                                   OperatorArguments, PythonOp, NumpyOp, NDArrayOp)

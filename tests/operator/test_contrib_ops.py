@@ -146,3 +146,25 @@ def test_multibox_prior_and_bipartite_matching_match_mxnet():
     assert rows.asnumpy().tolist() == [1, 0, -1] and cols.asnumpy().tolist() == [1, 0]
     rows, _ = c.bipartite_matching(d, threshold=0.3, topk=1)
     assert rows.asnumpy().tolist() == [-1, 1, -1]
+
+
+def test_box_nms_matches_mxnet():
+    rows = np.array([[0, 0.5, 0.1, 0.1, 0.2, 0.2], [1, 0.4, 0.1, 0.1, 0.2, 0.2],
+                     [0, 0.3, 0.1, 0.1, 0.14, 0.14], [2, 0.9, 0.5, 0.5, 0.8, 0.8],
+                     [0, 0.05, 0, 0, 1, 1]])
+    x = mx.nd.array(rows)
+    kw = dict(overlap_thresh=0.1, coord_start=2, score_index=1)
+    out = mx.nd.contrib.box_nms(x, valid_thresh=0.1, id_index=0, **kw).asnumpy()
+    np.testing.assert_allclose(out[:3], rows[[3, 0, 1]], rtol=1e-6)       # MXNet's result
+    assert (out[3:] == -1).all()
+    out = mx.nd.contrib.box_nms(x, id_index=0, force_suppress=True, topk=2, **kw).asnumpy()
+    assert (out[2:] == -1).all() and out[1, 1] == np.float32(0.5)
+    out = mx.nd.contrib.box_nms(x, id_index=-1, out_format='center', **kw).asnumpy()
+    np.testing.assert_allclose(out[0, 2:], [0.65, 0.65, 0.3, 0.3], rtol=1e-6)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.box_non_maximum_suppression(x, id_index=0, **kw)
+    y.backward(mx.nd.ones_like(y) * 2)
+    assert x.grad.asnumpy()[:, 0].tolist() == [2, 2, 0, 2, 2]
+    check_op_backward('_contrib_box_nms', dict(id_index=-1, out_format='center', **kw),
+                      [rows])
