@@ -114,3 +114,105 @@ class _contrib_box_nms(NumpyOp):
             g[b, kept] = dy[b, :len(kept)]
             g[b, kept, c] = _convert_grad(dy[b, :len(kept), c], p.in_format, p.out_format)
         return (g.reshape(x.shape),)
+
+
+def _bilinear_taps(y, x, h, w):
+    """Detectron's bilinear taps at (y, x): [(row, col, weight)], none outside."""
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return []
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    hy, hx = 1 - ly, 1 - lx
+    return [(y0, x0, hy * hx), (y0, x1, hy * lx), (y1, x0, ly * hx), (y1, x1, ly * lx)]
+
+
+@register_op
+class _contrib_ROIAlign(NumpyOp):
+    """ROIAlign: each of the pooled_size bins of a region (rois (R, 5) = batch index, x1,
+    y1, x2, y2, scaled by spatial_scale; shifted by -0.5 when aligned) is the mean of
+    bilinear samples on a sample_ratio² grid (ceil(bin size) per axis when <= 0);
+    position_sensitive takes channel group (i, j) for bin (i, j)."""
+    name = '_contrib_ROIAlign'
+    aliases = ()
+    params = ParamSchema(Param('pooled_size', 'shape'), Param('spatial_scale', 'float'),
+                         Param('sample_ratio', 'int', -1),
+                         Param('position_sensitive', 'bool', False),
+                         Param('aligned', 'bool', False))
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data', 'rois']
+
+    def infer_shape(self, p, in_shapes):
+        d, r = in_shapes
+        if r is not None and (len(r) != 2 or r[1] != 5):
+            raise self.shape_error('rois', '(R, 5) = (batch index, x1, y1, x2, y2)', tuple(r))
+        if d is not None and len(d) != 4:
+            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        if d is None or r is None:
+            return list(in_shapes), [None], []
+        ph, pw = p.pooled_size
+        c = d[1]
+        if p.position_sensitive:
+            if c % (ph * pw):
+                raise self.shape_error('data', f'channels a multiple of {ph * pw} '
+                                       '(position_sensitive)', tuple(d))
+            c //= ph * pw
+        return [tuple(d), tuple(r)], [(r[0], c, ph, pw)], []
+
+    def _samples(self, p, data, rois):
+        """Yield (roi, out channel slice, in channel slice, i, j, batch, taps, count)."""
+        n, c, h, w = data.shape
+        ph, pw = p.pooled_size
+        cout = c // (ph * pw) if p.position_sensitive else c
+        off = 0.5 if p.aligned else 0.0
+        for r, roi in enumerate(rois):
+            b = int(roi[0])
+            if not 0 <= b < n:
+                raise IndexError(f"{self.name}: rois[{r}] names batch {b}, data has {n}")
+            x1, y1, x2, y2 = (v * p.spatial_scale - off for v in roi[1:])
+            rw, rh = x2 - x1, y2 - y1
+            if not p.aligned:
+                rw, rh = max(rw, 1.0), max(rh, 1.0)
+            bh, bw = rh / ph, rw / pw
+            gh = p.sample_ratio if p.sample_ratio > 0 else int(np.ceil(rh / ph))
+            gw = p.sample_ratio if p.sample_ratio > 0 else int(np.ceil(rw / pw))
+            count = max(gh * gw, 1)
+            for i in range(ph):
+                for j in range(pw):
+                    cin = slice((i * pw + j) * cout, (i * pw + j + 1) * cout) \
+                        if p.position_sensitive else slice(None)
+                    taps = []
+                    for iy in range(gh):
+                        y = y1 + i * bh + (iy + 0.5) * bh / gh
+                        for ix in range(gw):
+                            x = x1 + j * bw + (ix + 0.5) * bw / gw
+                            taps += _bilinear_taps(y, x, h, w)
+                    yield r, cin, i, j, b, taps, count
+
+    def compute(self, p, data, rois):
+        out = np.zeros(self.infer_shape(p, [data.shape, rois.shape])[1][0], np.float64)
+        for r, cin, i, j, b, taps, count in self._samples(p, data, rois):
+            for yy, xx, wt in taps:
+                out[r, :, i, j] += wt * data[b, cin, yy, xx]
+            out[r, :, i, j] /= count
+        return out
+
+    def grad(self, p, dys, xs, ys):
+        data, rois = xs
+        g = np.zeros(data.shape, np.float64)
+        for r, cin, i, j, b, taps, count in self._samples(p, data, rois):
+            for yy, xx, wt in taps:
+                g[b, cin, yy, xx] += wt * dys[0][r, :, i, j] / count
+        return g, None

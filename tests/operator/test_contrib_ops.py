@@ -168,3 +168,23 @@ def test_box_nms_matches_mxnet():
     assert x.grad.asnumpy()[:, 0].tolist() == [2, 2, 0, 2, 2]
     check_op_backward('_contrib_box_nms', dict(id_index=-1, out_format='center', **kw),
                       [rows])
+
+
+@pytest.mark.parametrize('kw,y_ref,g_ref,g_sum', [   # MXNet 1.9.1's values (checked once)
+    (dict(sample_ratio=2), [-0.19159, 0.2803, -0.1246, -0.10385],
+     [0.64639, -0.0327, -0.0251, 0.0], 0.1169),
+    (dict(sample_ratio=2, aligned=True), [0.4463, 0.0787, -0.50742, -0.16481],
+     [-0.03319, -0.12948, 0.05894, 0.03581], -0.4447),
+    (dict(sample_ratio=1, position_sensitive=True), [-0.143, 0.20503, -0.04444, -0.23788],
+     [-0.1455, 0.0, 0.0, 0.0], -0.413)])
+def test_roi_align_matches_mxnet(kw, y_ref, g_ref, g_sum):
+    rng = np.random.RandomState(0)
+    data = mx.nd.array(rng.uniform(-1, 1, (2, 4, 6, 7)))
+    rois = mx.nd.array([[0, 0.5, 1.0, 4.2, 3.7], [1, 2, 0, 6.5, 5.5], [0, -1, -1, 2, 2]])
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.ROIAlign(data, rois, pooled_size=(2, 2), spatial_scale=0.9, **kw)
+    y.backward(mx.nd.array(np.cos(np.arange(y.size)).reshape(y.shape)))
+    np.testing.assert_allclose(y.asnumpy().ravel()[:4], y_ref, atol=2e-5)
+    np.testing.assert_allclose(data.grad.asnumpy().ravel()[:4], g_ref, atol=2e-5)
+    assert abs(data.grad.asnumpy().sum() - g_sum) < 1e-3
