@@ -33,6 +33,10 @@ EXCLUSIONS.update({
     'nd.contrib:dgl_graph_compact': _SPARSE + " (DGL graph ops on CSR matrices)",
     'nd.contrib:dgl_subgraph': _SPARSE + " (DGL graph ops on CSR matrices)",
     'nd.contrib:SyncBatchNorm': "multi-GPU synchronised BatchNorm (GPU-only)",
+    'nd.contrib:count_sketch': "GPU-only in MXNet 1.9.1 (its CPU build raises "
+                               "'CountSketch is only available for GPU')",
+    'nd.contrib:edge_id': _SPARSE + " (looks up edge ids in a CSR graph; MXNet's CPU "
+                                    "build rejects dense input)",
     'nd.contrib:fft': "GPU-only in MXNet 1.9.1 (its CPU build raises 'fft is only "
                       "available for GPU')",
     'nd.contrib:ifft': "GPU-only in MXNet 1.9.1 (its CPU build raises 'ifft is only "
