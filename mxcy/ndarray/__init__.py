@@ -11,7 +11,8 @@ from mxcy._ndarray import NDArray, full, ones, push_numpy
 from mxcy.ndarray.utils import array, arange, waitall, concatenate
 from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxis,
                                 onehot_encode, histogram, split_v2, to_dlpack_for_read,
-                                to_dlpack_for_write, from_dlpack)
+                                to_dlpack_for_write, from_dlpack, reset_arrays,
+                                get_oshape_of_gather_nd_op)
 from mxcy.ndarray.io import save, load, load_frombuffer
 from mxcy.ndarray import random
 from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
@@ -22,7 +23,8 @@ from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, powe
 __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'waitall',
            'concatenate', 'push_numpy', 'eye', 'linspace', 'from_numpy', 'moveaxis',
            'onehot_encode', 'histogram', 'split_v2', 'to_dlpack_for_read',
-           'to_dlpack_for_write', 'from_dlpack', 'save', 'load', 'load_frombuffer', 'random',
+           'to_dlpack_for_write', 'from_dlpack', 'reset_arrays',
+           'get_oshape_of_gather_nd_op', 'save', 'load', 'load_frombuffer', 'random',
            'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
            'logical_and', 'logical_or', 'logical_xor', 'true_divide',]

@@ -148,3 +148,23 @@ def from_dlpack(dlpack):
         raise TypeError(f"from_dlpack: not a usable CPU DLPack capsule ({e})") from None
     from mxcy.ndarray.utils import array
     return array(np.ascontiguousarray(values), dtype=values.dtype)
+
+
+def reset_arrays(*data, **kwargs):
+    """Set every given array to zero, in place (MXNet's multi-precision helper); the
+    optional num_arrays must match the number of arrays."""
+    num = kwargs.pop('num_arrays', len(data))
+    kwargs.pop('out', None)
+    kwargs.pop('name', None)
+    if kwargs:
+        raise TypeError(f"reset_arrays: unexpected arguments {sorted(kwargs)}")
+    if num != len(data):
+        raise ValueError(f"reset_arrays: num_arrays={num} but {len(data)} arrays given")
+    for i, a in enumerate(data):
+        check_nd(a, 'reset_arrays', f'data[{i}]')
+        a[:] = 0
+
+
+def get_oshape_of_gather_nd_op(dshape, ishape):
+    """The output shape of gather_nd(data, indices): ishape[1:] + dshape[ishape[0]:]."""
+    return tuple(ishape[1:]) + tuple(dshape[ishape[0]:])

@@ -190,3 +190,12 @@ def test_autograd_runs_each_new_gradient(call):
         fd[i] = (call(mx.nd.array(hi, dtype='float64')).asnumpy().sum() -
                  call(mx.nd.array(lo, dtype='float64')).asnumpy().sum()) / (2 * eps)
     np.testing.assert_allclose(x.grad.asnumpy(), fd, rtol=1e-4, atol=1e-6)
+
+
+def test_reset_arrays_and_gather_nd_shape_helper():
+    a, b = mx.nd.ones((2, 2)), mx.nd.ones(3)
+    mx.nd.reset_arrays(a, b, num_arrays=2)
+    assert a.asnumpy().sum() == 0 and b.asnumpy().sum() == 0
+    with pytest.raises(ValueError, match="reset_arrays: num_arrays=3 but 2 arrays given"):
+        mx.nd.reset_arrays(a, b, num_arrays=3)
+    assert mx.nd.get_oshape_of_gather_nd_op((3, 4, 5), (2, 7)) == (7, 5)
