@@ -216,3 +216,95 @@ class _contrib_ROIAlign(NumpyOp):
             for yy, xx, wt in taps:
                 g[b, cin, yy, xx] += wt * dys[0][r, :, i, j] / count
         return g, None
+
+
+def _center(b):
+    return (b[..., 0] + b[..., 2]) / 2, (b[..., 1] + b[..., 3]) / 2, \
+        b[..., 2] - b[..., 0], b[..., 3] - b[..., 1]
+
+
+@register_op
+class _contrib_box_encode(NumpyOp):
+    """SSD training targets: for each positive sample (samples == 1) with anchor a and
+    matched reference g (both corner boxes), ((gx - ax) / aw, (gy - ay) / ah,
+    log(gw / aw), log(gh / ah)), minus means, over stds; zero elsewhere. Outputs the
+    targets and their masks (1 where positive), both (B, N, 4). No gradient."""
+    name = '_contrib_box_encode'
+    aliases = ()
+    has_backward = False
+
+    def arguments(self, p):
+        return ['samples', 'matches', 'anchors', 'refs', 'means', 'stds']
+
+    def outputs(self, p):
+        return ['output', 'mask']
+
+    def infer_shape(self, p, in_shapes):
+        s, m, a, r, mu, sd = in_shapes
+        if a is None:
+            return list(in_shapes), [None, None], []
+        if len(a) != 3 or a[2] != 4:
+            raise self.shape_error('anchors', '(B, N, 4)', tuple(a))
+        for name, shape, want in (('samples', s, tuple(a[:2])), ('matches', m, tuple(a[:2])),
+                                  ('means', mu, (4,)), ('stds', sd, (4,))):
+            if shape is not None and tuple(shape) != want:
+                raise self.shape_error(name, want, tuple(shape))
+        return [tuple(a[:2]), tuple(a[:2]), tuple(a), r and tuple(r), (4,), (4,)], \
+            [tuple(a), tuple(a)], []
+
+    def infer_type(self, p, in_types):
+        t = in_types[2]
+        return list(in_types), [t, t], []
+
+    def compute(self, p, samples, matches, anchors, refs, means, stds):
+        b = np.arange(anchors.shape[0])[:, None]
+        g = refs[b, np.clip(matches.astype(np.int64), 0, refs.shape[1] - 1)]
+        ax, ay, aw, ah = _center(anchors.astype(np.float64))
+        gx, gy, gw, gh = _center(g.astype(np.float64))
+        with np.errstate(all='ignore'):
+            t = np.stack([(gx - ax) / aw, (gy - ay) / ah, np.log(gw / aw),
+                          np.log(gh / ah)], -1)
+        pos = (samples > 0.5)[..., None]
+        return np.where(pos, (t - means) / stds, 0), np.broadcast_to(pos, t.shape)
+
+
+@register_op
+class _contrib_box_decode(NumpyOp):
+    """Boxes (B, N, 4) in corner form from predicted offsets and anchors (1, N, 4) in
+    `format`: centre = offset · std · anchor size + anchor centre, size = exp(offset ·
+    std, capped at clip when clip > 0) · anchor size. As in MXNet, the gradients are
+    zero (decoding is post-processing)."""
+    name = '_contrib_box_decode'
+    aliases = ()
+    params = ParamSchema(*(Param(f'std{i}', 'float', 1.0) for i in range(4)),
+                         Param('clip', 'float', -1.0),
+                         Param('format', 'str', 'center', choices=('center', 'corner')))
+    backward_needs = ()
+
+    def arguments(self, p):
+        return ['data', 'anchors']
+
+    def infer_shape(self, p, in_shapes):
+        d, a = in_shapes
+        if d is not None and (len(d) != 3 or d[2] != 4):
+            raise self.shape_error('data', '(B, N, 4)', tuple(d))
+        if d is not None and a is not None and (len(a) != 3 or a[0] != 1 or a[1:] != d[1:]):
+            raise self.shape_error('anchors', (1,) + tuple(d[1:]), tuple(a))
+        return list(in_shapes), [d and tuple(d)], []
+
+    def _parts(self, p, data, anchors):
+        a = anchors.astype(np.float64)
+        ax, ay, aw, ah = _center(a) if p.format == 'corner' else (a[..., 0], a[..., 1],
+                                                                   a[..., 2], a[..., 3])
+        std = (p.std0, p.std1, p.std2, p.std3)
+        tw, th = data[..., 2] * std[2], data[..., 3] * std[3]
+        if p.clip > 0:
+            tw, th = np.minimum(tw, p.clip), np.minimum(th, p.clip)
+        return ax, ay, aw, ah, std, tw, th
+
+    def compute(self, p, data, anchors):
+        ax, ay, aw, ah, std, tw, th = self._parts(p, data, anchors)
+        x = data[..., 0] * std[0] * aw + ax
+        y = data[..., 1] * std[1] * ah + ay
+        w, h = np.exp(tw) * aw / 2, np.exp(th) * ah / 2
+        return np.stack([x - w, y - h, x + w, y + h], -1)

@@ -188,3 +188,28 @@ def test_roi_align_matches_mxnet(kw, y_ref, g_ref, g_sum):
     np.testing.assert_allclose(y.asnumpy().ravel()[:4], y_ref, atol=2e-5)
     np.testing.assert_allclose(data.grad.asnumpy().ravel()[:4], g_ref, atol=2e-5)
     assert abs(data.grad.asnumpy().sum() - g_sum) < 1e-3
+
+
+def test_box_encode_decode_match_mxnet():
+    anchors = np.array([[[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.8], [0.0, 0.0, 1.0, 1.0]]])
+    refs = np.array([[[0.15, 0.1, 0.55, 0.5], [0.3, 0.2, 0.7, 0.9]]])
+    means, stds = np.array([0, 0.1, 0, 0]), np.array([0.1, 0.1, 0.2, 0.2])
+    t, mask = mx.nd.contrib.box_encode(mx.nd.array([[1, -1, 1]]), mx.nd.array([[1, 0, 0]]),
+                                       mx.nd.array(anchors), mx.nd.array(refs),
+                                       mx.nd.array(means), mx.nd.array(stds))
+    a, g = anchors[0, 0], refs[0, 1]
+    ac, gc = (a[:2] + a[2:]) / 2, (g[:2] + g[2:]) / 2
+    aw, gw = a[2:] - a[:2], g[2:] - g[:2]
+    ref = (np.r_[(gc - ac) / aw, np.log(gw / aw)] - means) / stds
+    np.testing.assert_allclose(t.asnumpy()[0, 0], ref, rtol=1e-5)
+    assert mask.asnumpy()[0].tolist() == [[1] * 4, [0] * 4, [1] * 4]
+    assert t.asnumpy()[0, 1].tolist() == [0, 0, 0, 0]
+    offsets = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (2, 3, 4)))
+    boxes = mx.nd.contrib.box_decode(offsets, mx.nd.array(anchors), std0=0.1, std1=0.2,
+                                     std2=0.3, std3=0.4, format='corner')
+    # decoding an encoded target gives the reference back
+    enc = mx.nd.array((ref * stds + means)[None, None].repeat(3, axis=1))
+    dec = mx.nd.contrib.box_decode(enc, mx.nd.array(anchors[:, :1].repeat(3, axis=1)),
+                                   format='corner')
+    np.testing.assert_allclose(dec.asnumpy()[0, 0], g, rtol=1e-5)
+    assert boxes.shape == (2, 3, 4)
