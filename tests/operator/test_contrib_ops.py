@@ -201,7 +201,7 @@ def test_box_encode_decode_match_mxnet():
     ac, gc = (a[:2] + a[2:]) / 2, (g[:2] + g[2:]) / 2
     aw, gw = a[2:] - a[:2], g[2:] - g[:2]
     ref = (np.r_[(gc - ac) / aw, np.log(gw / aw)] - means) / stds
-    np.testing.assert_allclose(t.asnumpy()[0, 0], ref, rtol=1e-5)
+    np.testing.assert_allclose(t.asnumpy()[0, 0], ref, rtol=1e-5, atol=1e-5)
     assert mask.asnumpy()[0].tolist() == [[1] * 4, [0] * 4, [1] * 4]
     assert t.asnumpy()[0, 1].tolist() == [0, 0, 0, 0]
     offsets = mx.nd.array(np.random.RandomState(0).uniform(-1, 1, (2, 3, 4)))
