@@ -238,3 +238,95 @@ class ROIPooling(NumpyOp):
                 cols = cs.start + k % (cs.stop - cs.start)
                 np.add.at(g, (b, c, rows, cols), dys[0][r, :, i, j])
         return g, None
+
+
+@register_op
+class Correlation(NumpyOp):
+    """FlowNet's correlation of two feature maps: for each displacement (dy, dx) in
+    [-max_displacement, max_displacement] (step stride2) and each output position (step
+    stride1, after pad_size zero padding and a border of max_displacement + kernel
+    radius), the mean over channels and the kernel window of data1 · shifted data2
+    (|data1 - shifted data2| when is_multiply is False). Output (N, D², H', W'),
+    D = 2 (max_displacement // stride2) + 1."""
+    name = 'Correlation'
+    params = ParamSchema(Param('kernel_size', 'int', 1), Param('max_displacement', 'int', 1),
+                         Param('stride1', 'int', 1), Param('stride2', 'int', 1),
+                         Param('pad_size', 'int', 0), Param('is_multiply', 'bool', True))
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data1', 'data2']
+
+    def outputs(self, p):
+        return ['output', 'tmp1', 'tmp2']
+
+    def num_visible_outputs(self, p):
+        return 1
+
+    def _geom(self, p, shape):
+        n, c, h, w = shape
+        r = (p.kernel_size - 1) // 2
+        border = p.max_displacement + r
+        ph, pw = h + 2 * p.pad_size, w + 2 * p.pad_size
+        oh = int(np.ceil((ph - 2 * border) / p.stride1))
+        ow = int(np.ceil((pw - 2 * border) / p.stride1))
+        grid = p.max_displacement // p.stride2
+        return r, border, oh, ow, grid, (n, c, ph, pw)
+
+    def infer_shape(self, p, in_shapes):
+        a, b = in_shapes
+        known = a or b
+        if known is None:
+            return list(in_shapes), [None] * 3, []
+        for name, s in (('data1', a), ('data2', b)):
+            if s is not None and (len(s) != 4 or tuple(s) != tuple(known)):
+                raise self.shape_error(name, f'a 4-D shape equal to {tuple(known)}', tuple(s))
+        if p.kernel_size % 2 == 0:
+            raise ValueError(f"{self.name}: parameter 'kernel_size' must be odd, got "
+                             f"{p.kernel_size}")
+        r, border, oh, ow, grid, padded = self._geom(p, known)
+        if oh < 1 or ow < 1:
+            raise self.shape_error('data1', f'spatial size larger than 2 x {border} (border)',
+                                   tuple(known))
+        d = 2 * grid + 1
+        return [tuple(known)] * 2, [(known[0], d * d, oh, ow), padded, padded], []
+
+    def _pairs(self, p, shape):
+        r, border, oh, ow, grid, _ = self._geom(p, shape)
+        ys = border + np.arange(oh) * p.stride1
+        xs = border + np.arange(ow) * p.stride1
+        for k, (gy, gx) in enumerate((gy, gx) for gy in range(-grid, grid + 1)
+                                     for gx in range(-grid, grid + 1)):
+            for ky in range(-r, r + 1):
+                for kx in range(-r, r + 1):
+                    yield k, ys + ky, xs + kx, ys + ky + gy * p.stride2, xs + kx + gx * p.stride2
+
+    def _pad(self, p, x):
+        q = p.pad_size
+        return np.pad(x, ((0, 0), (0, 0), (q, q), (q, q)))
+
+    def compute(self, p, a, b):
+        fa, fb = self._pad(p, a.astype(np.float64)), self._pad(p, b.astype(np.float64))
+        shapes = self.infer_shape(p, [a.shape, b.shape])[1]
+        out = np.zeros(shapes[0])
+        norm = p.kernel_size ** 2 * a.shape[1]
+        for k, y1, x1, y2, x2 in self._pairs(p, a.shape):
+            u, v = fa[:, :, y1][:, :, :, x1], fb[:, :, y2][:, :, :, x2]
+            out[:, k] += (u * v if p.is_multiply else np.abs(u - v)).sum(1) / norm
+        return out, fa, fb
+
+    def grad(self, p, dys, xs, ys):
+        a, b = xs
+        fa, fb = self._pad(p, a.astype(np.float64)), self._pad(p, b.astype(np.float64))
+        ga, gb = np.zeros_like(fa), np.zeros_like(fb)
+        norm = p.kernel_size ** 2 * a.shape[1]
+        for k, y1, x1, y2, x2 in self._pairs(p, a.shape):
+            u, v = fa[:, :, y1][:, :, :, x1], fb[:, :, y2][:, :, :, x2]
+            d = dys[0][:, k][:, None] / norm
+            du, dv = (d * v, d * u) if p.is_multiply else (d * np.sign(u - v),
+                                                           -d * np.sign(u - v))
+            ga[:, :, y1[:, None], x1[None, :]] += du
+            gb[:, :, y2[:, None], x2[None, :]] += dv
+        q = p.pad_size
+        crop = (slice(None), slice(None), slice(q, q + a.shape[2]), slice(q, q + a.shape[3]))
+        return ga[crop], gb[crop]

@@ -69,3 +69,29 @@ def test_errors_name_op_and_argument():
     with pytest.raises(ValueError, match=r"ROIPooling: .*'rois': expected \(R, 5\)"):
         mx.nd.ROIPooling(mx.nd.array(DATA), mx.nd.ones((2, 4)), pooled_size=(2, 2),
                          spatial_scale=1.0)
+
+
+@pytest.mark.parametrize('kw,shape,y_ref,g1_ref,g2_ref', [   # MXNet 1.9.1's values
+    (dict(kernel_size=1, max_displacement=2, stride1=1, stride2=1, pad_size=2),
+     (2, 25, 7, 8), [0.12126, -0.04012, 0.11184, -0.45096], [-1.49776, 0.19621, 1.27941],
+     [-0.15058, -0.65398, -0.34174]),
+    (dict(kernel_size=3, max_displacement=2, stride1=2, stride2=2, pad_size=3),
+     (2, 9, 4, 4), [0.0, 0.08979, 0.07978, -0.01064], [0.01738, 0.00753, -0.03629],
+     [0.03166, -0.03896, -0.02206]),
+    (dict(kernel_size=3, max_displacement=1, pad_size=1, is_multiply=False),
+     (2, 9, 5, 6), [0.70017, 0.70894, 0.6032, 0.66653], [-0.03, 0.2591, 0.59081],
+     [0.00346, -0.13739, -0.23611])])
+def test_correlation_matches_mxnet(kw, shape, y_ref, g1_ref, g2_ref):
+    rng = np.random.RandomState(0)
+    a, b = (mx.nd.array(rng.uniform(-1, 1, (2, 3, 7, 8))) for _ in range(2))
+    a.attach_grad()
+    b.attach_grad()
+    with mx.autograd.record():
+        out = mx.nd.Correlation(a, b, **kw)
+    out.backward(mx.nd.array(np.cos(np.arange(out.size)).reshape(out.shape)))
+    assert out.shape == shape
+    np.testing.assert_allclose(out.asnumpy().ravel()[100:104], y_ref, atol=2e-5)
+    np.testing.assert_allclose(a.grad.asnumpy().ravel()[20:23], g1_ref, atol=2e-5)
+    np.testing.assert_allclose(b.grad.asnumpy().ravel()[20:23], g2_ref, atol=2e-5)
+    s = mx.sym.Correlation(mx.sym.var('a'), mx.sym.var('b'), **kw)
+    assert s.list_outputs() == ['correlation0_output'] or len(s.list_outputs()) == 1
