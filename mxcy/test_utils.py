@@ -11,6 +11,12 @@ import numpy as np
 from mxcy import _ndarray
 from mxcy.context import cpu
 from mxcy.ndarray.utils import array
+from mxcy._test_helpers import *  # noqa: F401,F403,E402  (MXNet's other helpers)
+from mxcy._test_runners import (numeric_grad, check_consistency, check_speed,  # noqa: F401
+                                check_gluon_hybridize_consistency, compare_optimizer,
+                                DummyIter, download, download_model, get_zip_data,
+                                get_bz2_data, get_mnist, get_mnist_ubyte, get_mnist_pkl,
+                                get_mnist_iterator, get_cifar10, get_im2rec_path)
 
 _DEFAULT_TOL = {np.dtype(np.float16): (1e-2, 1e-2), np.dtype(np.float32): (1e-4, 1e-5),
                 np.dtype(np.float64): (1e-7, 1e-9)}
@@ -34,15 +40,20 @@ def same(a, b):
     return np.array_equal(_np(a), _np(b))
 
 
-def almost_equal(a, b, rtol=None, atol=None, equal_nan=False):
+def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True):
     a, b = _np(a), _np(b)
+    if not use_broadcast and a.shape != b.shape:
+        return False
     rt, at = _DEFAULT_TOL.get(np.result_type(a, b), (1e-5, 1e-20))
     return np.allclose(a, b, rtol=rt if rtol is None else rtol,
                        atol=at if atol is None else atol, equal_nan=equal_nan)
 
 
-def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False):
-    """Assert |a - b| <= atol + rtol·|b| elementwise, reporting the worst mismatch."""
+def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=False,
+                        use_broadcast=True, mismatches=(10, 10)):
+    """Assert |a - b| <= atol + rtol·|b| elementwise, reporting the worst mismatch.
+    Shapes must be equal (mxcy does not broadcast here, whatever use_broadcast says:
+    a silently broadcast comparison hides shape bugs)."""
     a, b = _np(a), _np(b)
     if a.shape != b.shape:
         raise AssertionError(f"shape mismatch: {names[0]} {a.shape} vs {names[1]} {b.shape}")
@@ -60,26 +71,40 @@ def assert_almost_equal(a, b, rtol=None, atol=None, names=('a', 'b'), equal_nan=
         f"{int((rel > 1).sum())} of {a.size} elements differ")
 
 
-def rand_ndarray(shape, stype='default', density=None, dtype=None, ctx=None):
-    """A dense random array (uniform in [0, 1)); only 'default' storage exists here."""
+def rand_ndarray(shape, stype='default', density=None, dtype=None, modifier_func=None,
+                 shuffle_csr_indices=False, distribution=None, ctx=None):
+    """A dense random array (uniform in [0, 1), or 'normal'; modifier_func applied to
+    each value); only 'default' storage exists here."""
     if stype != 'default':
         raise ValueError(f"rand_ndarray: storage type {stype!r} is not supported; "
                          "mxcy has dense arrays only")
-    data = np.random.uniform(size=shape).astype(dtype or np.float32)
+    if distribution in (None, 'uniform'):
+        data = np.random.uniform(size=shape)
+    elif distribution == 'normal':
+        data = np.random.normal(size=shape)
+    else:
+        raise ValueError(f"rand_ndarray: distribution must be 'uniform' or 'normal', got "
+                         f"{distribution!r}")
+    if modifier_func is not None:
+        data = np.vectorize(modifier_func)(data)
+    data = np.asarray(data).astype(dtype or np.float32)
     return array(data, ctx=ctx, dtype=data.dtype)
 
 
-def rand_shape_2d(dim0=10, dim1=10):
-    return np.random.randint(1, dim0 + 1), np.random.randint(1, dim1 + 1)
+def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):
+    low = 0 if allow_zero_size else 1
+    return np.random.randint(low, dim0 + 1), np.random.randint(low, dim1 + 1)
 
 
-def rand_shape_3d(dim0=10, dim1=10, dim2=10):
-    return (np.random.randint(1, dim0 + 1), np.random.randint(1, dim1 + 1),
-            np.random.randint(1, dim2 + 1))
+def rand_shape_3d(dim0=10, dim1=10, dim2=10, allow_zero_size=False):
+    low = 0 if allow_zero_size else 1
+    return (np.random.randint(low, dim0 + 1), np.random.randint(low, dim1 + 1),
+            np.random.randint(low, dim2 + 1))
 
 
-def rand_shape_nd(num_dim, dim=10):
-    return tuple(np.random.randint(1, dim + 1, size=num_dim))
+def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
+    low = 0 if allow_zero_size else 1
+    return tuple(np.random.randint(low, dim + 1, size=num_dim))
 
 
 # ---------------------------------------------------------------- operator harness
@@ -109,7 +134,7 @@ def check_op_forward(op_name, params, inputs, expected, aux=(), is_train=False,
     return [o.asnumpy() for o in outs]
 
 
-def numeric_grad(f, x, eps=1e-6):
+def finite_difference(f, x, eps=1e-6):
     """Central differences of scalar f at float64 x."""
     grad = np.zeros_like(x)
     flat, gflat = x.reshape(-1), grad.reshape(-1)
@@ -153,7 +178,7 @@ def check_op_backward(op_name, params, inputs, aux=(), is_train=True, grad_nodes
         reqs = [req if i in wanted else 'null' for i in range(len(inputs))]
         spec.backward(p, reqs, head_nd, ins, outs, grads, aux_nd)
         for i in wanted:
-            expected = numeric_grad(loss, inputs[i]) + (base[i] if req == 'add' else 0)
+            expected = finite_difference(loss, inputs[i]) + (base[i] if req == 'add' else 0)
             assert_almost_equal(grads[i], expected, rtol, atol,
                                 names=(f"{op_name} d{names[i]} (req={req})",
                                        'finite differences'))

@@ -7,29 +7,36 @@ not operators: constructors, I/O, random sampling, MXNet's ufunc-style dispatche
 (``add``, ``maximum`` ...: they call the generated ``broadcast_*``/``*_scalar`` ops) and
 a few functions without a registry record yet.
 """
-from mxcy._ndarray import NDArray, empty, full, zeros, ones, push_numpy
+from mxcy._ndarray import NDArray, full, ones, push_numpy
 from mxcy.ndarray.utils import array, arange, waitall, concatenate
+from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxis,
+                                onehot_encode, histogram, split_v2, to_dlpack_for_read,
+                                to_dlpack_for_write, from_dlpack, reset_arrays,
+                                get_oshape_of_gather_nd_op)
 from mxcy.ndarray.io import save, load, load_frombuffer
 from mxcy.ndarray import random
-from mxcy.ndarray.random import (random_uniform, random_normal, random_randint,
-                                 random_exponential, random_gamma, random_poisson,
-                                 sample_uniform, sample_normal, sample_gamma, sample_poisson)
 from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
                                    minimum, equal, not_equal, greater, greater_equal, lesser,
-                                   lesser_equal)
-from mxcy.ndarray.shaping import (shape_array, size_array, slice_like, depth_to_space,
-                                  space_to_depth)
+                                   lesser_equal, logical_and, logical_or, logical_xor,
+                                   true_divide)
 
 __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'waitall',
-           'concatenate', 'push_numpy', 'save', 'load', 'load_frombuffer', 'random',
-           'random_uniform', 'random_normal', 'random_randint', 'random_exponential',
-           'random_gamma', 'random_poisson', 'sample_uniform', 'sample_normal',
-           'sample_gamma', 'sample_poisson',
+           'concatenate', 'push_numpy', 'eye', 'linspace', 'from_numpy', 'moveaxis',
+           'onehot_encode', 'histogram', 'split_v2', 'to_dlpack_for_read',
+           'to_dlpack_for_write', 'from_dlpack', 'reset_arrays',
+           'get_oshape_of_gather_nd_op', 'save', 'load', 'load_frombuffer', 'random',
            'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
-           'shape_array', 'size_array', 'slice_like', 'depth_to_space', 'space_to_depth']
+           'logical_and', 'logical_or', 'logical_xor', 'true_divide',]
 
 # mx.nd.<Op> for every registered operator (FullyConnected, sum, dot, concat, ...)
 from mxcy.ndarray import _gen as _opgen
 _opgen.install(globals())
 __all__ += [n for n in _opgen._FUNCTIONS if not n.startswith('_')]
+from mxcy.ndarray import linalg  # noqa: E402  (after the registry is loaded)
+from mxcy.ndarray import contrib  # noqa: E402
+contrib._install()
+from mxcy.operator.random_ops import PUBLIC as _RANDOM_PUBLIC  # noqa: E402
+for _name, _op in _RANDOM_PUBLIC.items():     # random_uniform, sample_gamma, shuffle, ...
+    globals()[_name] = _opgen.make_function(_op, _name)
+    __all__.append(_name)

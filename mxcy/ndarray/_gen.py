@@ -29,7 +29,7 @@ from mxcy._ndarray import NDArray, new_empty
 from mxcy.base import DTYPE_CODES
 from mxcy.context import Context, current_context
 from mxcy.operator._params import REQUIRED
-from mxcy.operator._spec import default_arguments, drop_none_inputs
+from mxcy.operator._spec import default_arguments, drop_none_inputs, op_signature
 
 _AG_STATE = _autograd._STATE     # this thread's recording / training mode
 _CACHE_LIMIT = 256      # entries per cache; a full cache is cleared (bounded memory)
@@ -321,14 +321,15 @@ def _describe(spec):
     return ', '.join(params) or 'none'
 
 
-def make_function(op_name):
-    """The ``mx.nd`` function of one registered operator (or alias)."""
-    op = _Op(op_name)
+def make_function(op_name, display=None):
+    """The ``mx.nd`` function of one registered operator (or alias); errors and the
+    function's name say `display` (a public name of an underscore op) when given."""
+    op = _Op(op_name, display)
 
     def fn(*args, out=None, name=None, **kwargs):
         return op.call(args, kwargs, out)
-    fn.__name__ = op_name
-    fn.__qualname__ = op_name
+    fn.__name__ = fn.__qualname__ = display or op_name
+    fn.__signature__ = op_signature(op.spec, ('out', 'name'))
     fn.__doc__ = ((op.spec.__class__.__doc__ or op_name).strip() +
                   f"\n\nArrays: {', '.join(op.fixed_args) or 'see the operator'}; "
                   f"parameters: {_describe(op.spec)}; out=None, name=None.")

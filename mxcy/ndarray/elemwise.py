@@ -91,7 +91,14 @@ _DISPATCH = {
                lambda a, b: int(a < b)),
     'lesser_equal': ('broadcast_lesser_equal', '_lesser_equal_scalar',
                      '_greater_equal_scalar', lambda a, b: int(a <= b)),
+    'logical_and': ('broadcast_logical_and', '_logical_and_scalar', '_logical_and_scalar',
+                    lambda a, b: int(bool(a) and bool(b))),
+    'logical_or': ('broadcast_logical_or', '_logical_or_scalar', '_logical_or_scalar',
+                   lambda a, b: int(bool(a) or bool(b))),
+    'logical_xor': ('broadcast_logical_xor', '_logical_xor_scalar', '_logical_xor_scalar',
+                    lambda a, b: int(bool(a) != bool(b))),
 }
+_DISPATCH['true_divide'] = _DISPATCH['divide']
 
 
 def _make_dispatcher(name):
@@ -99,6 +106,9 @@ def _make_dispatcher(name):
     ops = []     # the generated ops' callers, made on first use (the registry loads later)
 
     def fn(lhs, rhs, out=None):
+        return run(lhs, rhs, out)
+
+    def run(lhs, rhs, out):
         if not ops:
             from mxcy.ndarray._gen import caller
             ops.extend(caller(op, name) for op in (array_op, scalar_op, rscalar_op))
@@ -118,6 +128,9 @@ def _make_dispatcher(name):
             return py_op(lhs, rhs)
         raise TypeError(f"{name}: operands must be NDArrays or numbers, got "
                         f"{type(lhs).__name__} and {type(rhs).__name__}")
+    if name == 'power':     # MXNet: power(base, exp)
+        def fn(base, exp, out=None):
+            return run(base, exp, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {name} of NDArrays (broadcasting: {array_op}) or of an "
                   f"NDArray and a number ({scalar_op}) (MXNet 1.x ``mx.nd.{name}``).")
@@ -138,6 +151,10 @@ greater = _make_dispatcher('greater')
 greater_equal = _make_dispatcher('greater_equal')
 lesser = _make_dispatcher('lesser')
 lesser_equal = _make_dispatcher('lesser_equal')
+logical_and = _make_dispatcher('logical_and')
+logical_or = _make_dispatcher('logical_or')
+logical_xor = _make_dispatcher('logical_xor')
+true_divide = _make_dispatcher('true_divide')
 
 
 def __getattr__(name):

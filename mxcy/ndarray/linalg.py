@@ -1,11 +1,24 @@
-"""Former home of the hand-written matrix products of ``mx.nd``.
+"""``mx.nd.linalg``: MXNet's linear-algebra operators without their ``linalg_`` prefix
+(``mx.nd.linalg.gemm`` is the generated ``_linalg_gemm``; `mxcy.operator.la_ops`).
 
-dot and batch_dot are registry operators (`mxcy.operator.linalg`); ``mx.nd`` generates
-their functions. The old import path keeps working: ``from mxcy.ndarray.linalg import
-dot`` is ``mx.nd.dot``.
+The former hand-written dot/batch_dot lived here; they are registry operators now, and
+``from mxcy.ndarray.linalg import dot`` still gives ``mx.nd.dot``.
 """
+from mxcy.operator.la_ops import LINALG_NAMES
+
+
+def _install():
+    from mxcy.ndarray._gen import function
+    for name in LINALG_NAMES:
+        globals()[name] = function('_linalg_' + name)
+
+
+_install()
 
 
 def __getattr__(name):
     from mxcy.ndarray._gen import module_attr
     return module_attr(__name__, name)
+
+
+__all__ = list(LINALG_NAMES)

@@ -40,7 +40,8 @@ __all__ = [
     'randn',
     'shuffle',
     'uniform',
-    'uniform_like',
+    'uniform_like', 'poisson_like', 'exponential_like', 'gamma_like',
+    'negative_binomial_like', 'generalized_negative_binomial_like', 'multinomial',
 ]
 
 RNG_VAR = engine.new_var()
@@ -331,16 +332,44 @@ def shuffle(data, out=None, **kwargs):
     return out
 
 
-def uniform_like(data=None, low=0, high=1, out=None, **kwargs):
-    """Uniform samples with the shape, dtype and context of `data`."""
-    _check_like('uniform_like', data)
-    return uniform(low, high, data.shape, data.dtype, data.context, out, **kwargs)
+def _like(dist, pnames):
+    """``mx.nd.random.<dist>_like(data, params..., out=None, name=None)``: the generated
+    ``_random_<dist>_like`` operator (data's shape, dtype and context)."""
+    import inspect
+    P = inspect.Parameter
+
+    def fn(data=None, *args, out=None, name=None, **kwargs):
+        from mxcy.ndarray._gen import function
+        _check_like(f'{dist}_like', data)
+        kwargs.update(zip(pnames, args))
+        return function(f'_random_{dist}_like')(data, out=out, **kwargs)
+    fn.__signature__ = inspect.Signature(
+        [P('data', P.POSITIONAL_OR_KEYWORD, default=None)] +
+        [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in pnames] +
+        [P('out', P.POSITIONAL_OR_KEYWORD, default=None),
+         P('name', P.POSITIONAL_OR_KEYWORD, default=None), P('kwargs', P.VAR_KEYWORD)])
+    fn.__name__ = fn.__qualname__ = f'{dist}_like'
+    fn.__doc__ = f"Samples of the {dist} distribution with data's shape, dtype and context."
+    return fn
 
 
-def normal_like(data=None, loc=0, scale=1, out=None, **kwargs):
-    """Normal samples with the shape, dtype and context of `data`."""
-    _check_like('normal_like', data)
-    return normal(loc, scale, data.shape, data.dtype, data.context, out, **kwargs)
+uniform_like = _like('uniform', ('low', 'high'))
+normal_like = _like('normal', ('loc', 'scale'))
+poisson_like = _like('poisson', ('lam',))
+exponential_like = _like('exponential', ('lam',))
+gamma_like = _like('gamma', ('alpha', 'beta'))
+negative_binomial_like = _like('negative_binomial', ('k', 'p'))
+generalized_negative_binomial_like = _like('generalized_negative_binomial', ('mu', 'alpha'))
+
+
+def multinomial(data, shape=None, get_prob=False, out=None, dtype='int32', **kwargs):
+    """Indices drawn from the probabilities on data's last axis (``shape`` samples per
+    distribution); with get_prob, also their log-probabilities (for REINFORCE)."""
+    from mxcy.ndarray._gen import function
+    if not isinstance(data, NDArray):
+        raise TypeError(f"multinomial: data must be an NDArray, got {type(data).__name__}")
+    return function('_sample_multinomial')(data, shape=shape or (), get_prob=get_prob,
+                                           dtype=dtype, out=out, **kwargs)
 
 
 def _check_kwargs(name, kwargs):

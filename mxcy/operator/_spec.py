@@ -158,3 +158,69 @@ def drop_none_inputs(slots, positional_params, args, kwargs):
         if key in kwargs:
             raise TypeError(f"input '{key}' given twice (positionally and by keyword)")
     return (), {**named, **kwargs}
+
+
+_DUMMY = {'int': 1, 'float': 1.0, 'bool': False, 'shape': (1,), 'str': '', 'dtype': 'float32'}
+
+
+def _slots(spec, values):
+    from mxcy.operator._params import Params
+    try:
+        p = Params(values)
+        return list(spec.arguments(p)) + list(spec.aux_states(p))
+    except Exception:  # noqa: BLE001  (a parameter combination the op rejects)
+        return None
+
+
+def input_names(spec):
+    """Every input slot the op can take (arguments, then aux states), as MXNet's generated
+    signature lists them: the slots under the default parameters, with those that other
+    values of a boolean or choice parameter add (LeakyReLU's gamma for 'prelu', RNN's
+    state_cell for 'lstm', sequence_length when use_sequence_length) inserted after their
+    predecessor; a required parameter takes a stand-in value."""
+    from mxcy.operator._params import REQUIRED
+    base = {}
+    for n, p in spec.params.params.items():
+        if p.default is REQUIRED:
+            base[n] = p.choices[0] if p.choices else _DUMMY.get(p.kind)
+        else:
+            base[n] = p.default
+    if spec.variadic:
+        base[spec.variadic] = 1
+    names = _slots(spec, base)
+    if names is None:
+        return ()
+    for n, p in spec.params.params.items():
+        values = ((not base[n],) if p.kind == 'bool' and base[n] is not None
+                  else p.choices or ())
+        for v in values:
+            variant = _slots(spec, {**base, n: v})
+            for i, slot in enumerate(variant or ()):
+                if slot in names:
+                    continue
+                at = names.index(variant[i - 1]) + 1 if i and variant[i - 1] in names else 0
+                while at < len(names) and names[at] not in variant:
+                    at += 1
+                names.insert(at, slot)
+    return tuple(names)
+
+
+def op_signature(spec, tail):
+    """``inspect.Signature`` of a generated function, as MXNet 1.9.1 writes them:
+    ``FullyConnected(data=None, weight=None, bias=None, num_hidden=..., ..., out=None,
+    name=None, **kwargs)``; variadic ops ``Concat(*data, ..., **kwargs)``. `tail` names the
+    trailing keywords (``('out', 'name')`` for mx.nd, ``('name', 'attr', 'out')`` for
+    mx.sym). The functions themselves take ``*args``; this only documents them."""
+    import inspect
+    P = inspect.Parameter
+    if spec.variadic:
+        params = [P('data', P.VAR_POSITIONAL)]
+        params += [P(n, P.KEYWORD_ONLY, default=None) for n in spec.params.names()
+                   if n != spec.variadic]
+        params += [P(n, P.KEYWORD_ONLY, default=None) for n in tail]
+    else:
+        names = list(input_names(spec))
+        names += [n for n in spec.params.names() if n not in names]
+        names += [n for n in tail if n not in names]
+        params = [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in names]
+    return inspect.Signature(params + [P('kwargs', P.VAR_KEYWORD)])

@@ -239,9 +239,10 @@ class Deconvolution(_ConvBase):
     (in − 1)·stride − 2·pad + dilate·(k − 1) + 1 + adj, or ``target_shape`` when given.
     """
     name = 'Deconvolution'
-    params = ParamSchema(*_CONV_PARAMS[:7], Param('adj', 'shape', ()),
-                         Param('target_shape', 'shape', ()), Param('no_bias', 'bool', True),
-                         *_CONV_PARAMS[8:])
+    # MXNet's order (positional calls bind the same): adj and target_shape after pad
+    params = ParamSchema(*_CONV_PARAMS[:4], Param('adj', 'shape', ()),
+                         Param('target_shape', 'shape', ()), *_CONV_PARAMS[4:7],
+                         Param('no_bias', 'bool', True), *_CONV_PARAMS[8:])
 
     def _out_spatial(self, p, dshape, nd, stride, pad, dilate):
         adj = _spatial(self.name, p, 'adj', p.adj, nd, 0)

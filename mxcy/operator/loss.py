@@ -223,7 +223,6 @@ class MAERegressionOutput(_RegressionOutput):
 class MakeLoss(OpSpec):
     """y = data; d data = grad_scale (/ batch or / count of elements > valid_thresh)."""
     name = 'MakeLoss'
-    aliases = ('make_loss',)
     params = ParamSchema(
         Param('grad_scale', 'float', 1.0),
         Param('valid_thresh', 'float', 0.0),
@@ -247,6 +246,17 @@ class MakeLoss(OpSpec):
                 o[...] = scale
             _ndarray.push_numpy(run, [x], [out], 'MakeLoss_backward')
         assign(in_grads[0], grad, req[0])
+
+
+@register_op
+class make_loss(MakeLoss):
+    """y = data; d data = 1 (MXNet's parameterless make_loss; MakeLoss scales)."""
+    name = 'make_loss'
+    params = ParamSchema()
+    backward_needs = ()
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        assign(in_grads[0], lambda out: _ndarray.full(out.shape, 1, out=out), req[0])
 
 
 @register_op

@@ -7,7 +7,7 @@ state not given (``fc1_weight``, ``softmax_label``, ``bn_moving_mean``).
 from mxcy.attribute import current as current_attr
 from mxcy.name import current as current_name
 from mxcy.operator import get_op
-from mxcy.operator._spec import default_arguments, drop_none_inputs
+from mxcy.operator._spec import default_arguments, drop_none_inputs, op_signature
 from mxcy.symbol.symbol import Symbol, Variable, _Node, stored_attrs
 
 
@@ -88,6 +88,7 @@ def make_function(op_name):
     fn.__name__ = op_name
     fn.__qualname__ = op_name
     spec = get_op(op_name)
+    fn.__signature__ = op_signature(spec, ('name', 'attr', 'out'))
     fn.__doc__ = (spec.__class__.__doc__ or op_name) + \
         f"\n\nParameters: {', '.join(spec.params.names()) or 'none'}."
     return fn

@@ -276,13 +276,14 @@ class Symbol:
         return infer_type(self, args, kwargs, partial=True)
 
     # ------------------------------------------------------------ serialisation
-    def tojson(self):
+    def tojson(self, remove_amp_cast=True):
+        """The graph as MXNet's JSON (mxcy inserts no amp_cast nodes to remove)."""
         from mxcy.symbol._json import to_json
         return to_json(self)
 
-    def save(self, fname):
+    def save(self, fname, remove_amp_cast=True):
         with open(fname, 'w', encoding='utf-8') as f:
-            f.write(self.tojson())
+            f.write(self.tojson(remove_amp_cast))
 
     def __getstate__(self):
         return {'json': self.tojson()}
@@ -424,7 +425,87 @@ class Symbol:
         fn = method_op(name)
         if fn is None:
             raise AttributeError(f"'Symbol' object has no attribute {name!r}")
-        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+        return _fluent(fn, self)
+
+    # ------------------------------------------------ MXNet's fluent methods with own names
+    def expand_dims(self, axis, inplace=False):
+        return self.__getattr__('expand_dims')(axis=axis)
+
+    def flatten(self, inplace=False):
+        return self.__getattr__('flatten')()
+
+    def squeeze(self, axis=None, inplace=False):
+        return self.__getattr__('squeeze')(axis=axis)
+
+    def diag(self, k=0, **kwargs):
+        return self.__getattr__('diag')(k=k, **kwargs)
+
+    def astype(self, *args, **kwargs):
+        return self.__getattr__('Cast')(*args, **kwargs)
+
+    def split_v2(self, *args, **kwargs):
+        from mxcy.symbol.functions import split_v2
+        return split_v2(self, *args, **kwargs)
+
+    def as_nd_ndarray(self):
+        return self
+
+    def as_np_ndarray(self):
+        return self
+
+    def get_backend_symbol(self, backend):
+        raise MXNetError(f"get_backend_symbol: backend {backend!r} is not available; mxcy "
+                         "has no graph-partitioning backends (MKLDNN, TensorRT)")
+
+    def optimize_for(self, backend, args=None, aux=None, ctx=None, shape_dict=None,
+                     type_dict=None, stype_dict=None, skip_infer=False, **kwargs):
+        raise MXNetError(f"optimize_for: backend {backend!r} is not available; mxcy has no "
+                         "graph-partitioning backends (MKLDNN, TensorRT)")
+
+    def gradient(self, wrt):
+        raise NotImplementedForSymbol('gradient', 'bind the symbol and call backward, or '
+                                      'use mx.autograd')
+
+    def as_in_context(self):
+        raise NotImplementedForSymbol('as_in_context', 'a symbol is placed when bound')
+
+    def asnumpy(self):
+        raise NotImplementedForSymbol('asnumpy')
+
+    def asscalar(self):
+        raise NotImplementedForSymbol('asscalar')
+
+    def wait_to_read(self):
+        raise NotImplementedForSymbol('wait_to_read')
+
+    def backward(self):
+        raise NotImplementedForSymbol('backward', 'bind it and call executor.backward')
+
+    def detach(self):
+        raise NotImplementedForSymbol('detach', 'use mx.sym.BlockGrad')
+
+
+class NotImplementedForSymbol(MXNetError, NotImplementedError):
+    """An NDArray-only method called on a Symbol (MXNet's error of the same name)."""
+
+    def __init__(self, function, hint=''):
+        super().__init__(f"Function {function} is not implemented for Symbol and only "
+                         f"available in NDArray" + (f"; {hint}" if hint else ''))
+
+
+def _fluent(fn, sym):
+    """``sym.<op>`` bound to `sym`, with the op's signature minus its first input."""
+    import inspect
+
+    def method(*args, **kwargs):
+        return fn(sym, *args, **kwargs)
+    try:
+        sig = inspect.signature(fn)
+        method.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+    except (TypeError, ValueError):
+        pass
+    method.__name__ = getattr(fn, '__name__', 'method')
+    return method
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None,
@@ -461,8 +542,9 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
 var = Variable
 
 
-def Group(symbols):
-    """One symbol whose outputs are all the outputs of `symbols`, in order."""
+def Group(symbols, create_fn=None):
+    """One symbol whose outputs are all the outputs of `symbols`, in order (create_fn,
+    MXNet's hook for a Symbol subclass, builds the result when given)."""
     outs = []
     for s in symbols:
         if not isinstance(s, Symbol):
@@ -470,4 +552,4 @@ def Group(symbols):
         outs.extend(s._outputs)
     if not outs:
         raise ValueError("Group: needs at least one symbol")
-    return Symbol(outs)
+    return create_fn(outs) if create_fn is not None else Symbol(outs)

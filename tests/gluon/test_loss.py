@@ -9,7 +9,7 @@ import pytest
 import mxcy as mx
 from mxcy import autograd
 from mxcy.gluon import loss as gloss
-from mxcy.test_utils import numeric_grad
+from mxcy.test_utils import finite_difference as numeric_grad
 
 
 def R(seed, shape, lo=-1, hi=1):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mxcy import _reference, _rnn
-from mxcy.test_utils import numeric_grad
+from mxcy.test_utils import finite_difference as numeric_grad
 
 IMPLS = [pytest.param(_reference, id='reference'), pytest.param(_rnn, id='cython')]
 GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}

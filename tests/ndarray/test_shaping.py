@@ -179,8 +179,8 @@ def test_slice_axis_errors_and_slice_like():
     check(mx.nd.slice_like(a, mx.nd.ones((1, 2, 3))), x[:1, :2, :3])
     check(mx.nd.slice_like(a, mx.nd.ones((5, 2)), axes=(1,)), x[:, :2])
     check(a.slice_like(mx.nd.ones((9, 9, 2)), axes=(-1,)), x[:, :, :2])
-    with pytest.raises(ValueError, match=r"slice_like: axis 0 of shape_like \(3, 3, 3\) is "
-                                         r"larger than data"):
+    with pytest.raises(ValueError, match=r"slice_like: .*'shape_like': expected axis 0 at most 2 \(data \(2, 3, 4\)\), "
+                                         r"given \(3, 3, 3\)"):
         mx.nd.slice_like(a, mx.nd.ones((3, 3, 3)))
 
 
@@ -242,9 +242,9 @@ def test_depth_to_space_and_back():
     # MXNet 1.9.1's own result for this input (checked once against it)
     small = mx.nd.depth_to_space(mx.nd.arange(48).reshape((1, 12, 2, 2)), 2)
     assert small.asnumpy().ravel()[:8].tolist() == [0, 12, 1, 13, 24, 36, 25, 37]
-    with pytest.raises(ValueError, match=r"depth_to_space: channels 12 .* block_size\*\*2 = 9"):
+    with pytest.raises(ValueError, match=r"depth_to_space: .*'data': expected channels a multiple of block_size\*\*2 = 9"):
         mx.nd.depth_to_space(a, block_size=3)
-    with pytest.raises(ValueError, match="space_to_depth: height 2 and width 3"):
+    with pytest.raises(ValueError, match=r"space_to_depth: .*'data': expected height and width multiples of block_size=2, given \(\d+, \d+, 2, 3\)"):
         mx.nd.space_to_depth(a, block_size=2)
 
 

@@ -72,3 +72,33 @@ def test_ndarray_op_uses_the_head_gradient():
     np.testing.assert_array_equal(ex.forward(is_train=True)[0].asnumpy(), X * X)
     ex.backward([mx.nd.full((2, 3), 0.5)])
     np.testing.assert_array_equal(grad.asnumpy(), X)
+
+
+class _Square(mx.operator.NumpyOp):
+    def __init__(self):
+        super().__init__(True)
+
+    def forward(self, in_data, out_data):
+        out_data[0][:] = in_data[0] ** 2
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = 2 * in_data[0] * out_grad[0]
+
+
+class _Double(mx.operator.NDArrayOp):
+    def forward(self, in_data, out_data):
+        out_data[0][:] = in_data[0] * 2
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        in_grad[0][:] = out_grad[0] * 2
+
+
+def test_numpy_and_ndarray_ops_forward_and_backward():
+    x = mx.sym.var('x')
+    net = _Double().get_symbol(_Square().get_symbol(x, name='sq'), name='dbl')
+    exe = net.bind(mx.cpu(), {'x': mx.nd.array([1.0, 2.0, 3.0])},
+                   args_grad={'x': mx.nd.zeros(3)})
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones(3))
+    np.testing.assert_allclose(exe.outputs[0].asnumpy(), [2, 8, 18])
+    np.testing.assert_allclose(exe.grad_dict['x'].asnumpy(), [4, 8, 12])

@@ -7,7 +7,7 @@ import mxcy as mx
 from mxcy.base import MXNetError
 from mxcy.operator import get_op
 from mxcy.operator.rnn import param_size
-from mxcy.test_utils import check_op_backward, numeric_grad
+from mxcy.test_utils import check_op_backward, finite_difference as numeric_grad
 
 GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}
 MODES = list(GATES)

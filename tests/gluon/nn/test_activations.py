@@ -10,7 +10,7 @@ from scipy.special import erf
 import mxcy as mx
 from mxcy import autograd
 from mxcy.gluon import nn
-from mxcy.test_utils import numeric_grad
+from mxcy.test_utils import finite_difference as numeric_grad
 
 SELU_ALPHA = 1.6732632423543772
 SELU_LAMBDA = 1.0507009873554805

@@ -14,7 +14,7 @@ import mxcy as mx
 from mxcy import autograd
 from mxcy.gluon import nn
 from mxcy.gluon.parameter import DeferredInitializationError
-from mxcy.test_utils import numeric_grad
+from mxcy.test_utils import finite_difference as numeric_grad
 
 
 def _rand(shape, seed=0, low=None, high=None):

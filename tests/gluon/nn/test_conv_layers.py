@@ -15,7 +15,7 @@ import pytest
 import mxcy as mx
 from mxcy import autograd
 from mxcy.gluon import nn
-from mxcy.test_utils import numeric_grad
+from mxcy.test_utils import finite_difference as numeric_grad
 
 
 def _rand(shape, seed=0):

@@ -1,0 +1,62 @@
+"""A base for operators computed by NumPy inside one engine op (no C kernel exists).
+
+Subclasses give ``compute(p, *xs) -> tuple of outputs`` and, when differentiable,
+``grad(p, dys, xs, ys) -> tuple of input gradients`` (None for a zero gradient), both on
+NumPy arrays; `NumpyOp` pushes them with the right ``req`` handling, so an operator is
+its shape/type inference plus two NumPy functions.
+"""
+import numpy as np
+
+from mxcy import _ndarray
+from mxcy.operator._spec import OpSpec
+from mxcy.operator.tensor import zero_grads
+
+
+def push_multi(fn, inputs, outs, reqs, name):
+    """outs[i] (reqs[i]) fn(*input views)[i]; outputs with req 'null' or None are skipped
+    (fn still computes them: keep such ops cheap or split them)."""
+    live = [i for i, (o, r) in enumerate(zip(outs, reqs)) if o is not None and r != 'null']
+    if not live:
+        return
+    targets = [outs[i] for i in live]
+    n_in = len(inputs)
+
+    def run(*views):
+        values = fn(*views[:n_in])
+        for k, i in enumerate(live):
+            o, v = views[n_in + k], values[i]
+            if v is None:
+                v = 0
+            if reqs[i] == 'add':
+                np.add(o, v, out=o, casting='unsafe')
+            else:
+                np.copyto(o, v, casting='unsafe')
+    _ndarray.push_numpy(run, list(inputs), targets, name)
+
+
+class NumpyOp(OpSpec):
+    backward_needs = ('out_grads', 'inputs', 'outputs')
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        compute = self.compute
+        with_aux = list(ins) + list(aux)
+        push_multi(lambda *xs: _as_tuple(compute(p, *xs)), with_aux, outs, req, self.name)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if not hasattr(self, 'grad'):
+            zero_grads(req, in_grads)
+            return
+        # what backward_needs leaves out arrives as None: pass it as empty
+        ins, outs = list(ins or ()), list(outs or ())
+        n_dy, n_x = len(out_grads), len(ins)
+        grad = self.grad
+
+        def run(*views):
+            dys, xs, ys = views[:n_dy], views[n_dy:n_dy + n_x], views[n_dy + n_x:]
+            return _as_tuple(grad(p, dys, xs, ys))
+        push_multi(run, list(out_grads) + ins + outs, in_grads, req,
+                   self.name + '_backward')
+
+
+def _as_tuple(v):
+    return v if isinstance(v, (tuple, list)) else (v,)

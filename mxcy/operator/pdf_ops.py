@@ -1,0 +1,131 @@
+"""Densities of MXNet's samplers: ``random_pdf_<dist>(sample, params..., is_log)``
+(registered as ``_random_pdf_<dist>``), in NumPy/SciPy with gradients.
+
+The parameters have a shape P; sample has P + E (one set of draws per parameter element)
+and the output sample's shape (the pdf, or log-pdf when is_log, of each draw). For the
+Dirichlet, alpha is P + (K,), sample P + E + (K,) and the output P + E. gamma's beta is
+the rate; the uniform density is 0 outside [low, high] (NOTE: MXNet 1.9.1 returns
+1 / (high - low) there too, a wrong density); generalized_negative_binomial(mu, alpha) is
+the negative binomial with
+k = 1/alpha and p = 1/(1 + alpha mu). Gradients are d log p (times p unless is_log) for
+the sample (zero for the discrete distributions) and each parameter (summed over E).
+"""
+import numpy as np
+from scipy import special
+
+from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator._params import Param, ParamSchema
+from mxcy.operator._spec import register_op
+
+
+def _nb_logp(x, k, p):
+    return (special.gammaln(x + k) - special.gammaln(x + 1) - special.gammaln(k) +
+            k * np.log(p) + x * np.log1p(-p))
+
+
+def _nb_grads(x, k, p):
+    return (special.digamma(x + k) - special.digamma(k) + np.log(p), k / p - x / (1 - p))
+
+
+def _gnb(x, mu, alpha):
+    k, p = 1 / alpha, 1 / (1 + alpha * mu)
+    dk, dp = _nb_grads(x, k, p)
+    dp_dmu, dp_dalpha = -alpha * p * p, -mu * p * p
+    return _nb_logp(x, k, p), [0 * x, dp * dp_dmu, dk * (-k * k) + dp * dp_dalpha]
+
+
+# dist: (parameter names, f(x, *params) -> (log p, [d/dx, d/dparam...]))
+DENSITIES = {
+    'normal': (('mu', 'sigma'), lambda x, m, s: (
+        -0.5 * np.log(2 * np.pi) - np.log(s) - (x - m) ** 2 / (2 * s * s),
+        [-(x - m) / (s * s), (x - m) / (s * s), -1 / s + (x - m) ** 2 / s ** 3])),
+    'uniform': (('low', 'high'), lambda x, lo, hi: (
+        np.where((x >= lo) & (x <= hi), -np.log(hi - lo), -np.inf),
+        [0 * x, 1 / (hi - lo) + 0 * x, -1 / (hi - lo) + 0 * x])),
+    'gamma': (('alpha', 'beta'), lambda x, a, b: (
+        a * np.log(b) + (a - 1) * np.log(x) - b * x - special.gammaln(a),
+        [(a - 1) / x - b, np.log(b) + np.log(x) - special.digamma(a), a / b - x])),
+    'exponential': (('lam',), lambda x, lam: (
+        np.log(lam) - lam * x, [-lam + 0 * x, 1 / lam - x])),
+    'poisson': (('lam',), lambda x, lam: (
+        x * np.log(lam) - lam - special.gammaln(x + 1), [0 * x, x / lam - 1])),
+    'negative_binomial': (('k', 'p'), lambda x, k, p: (
+        _nb_logp(x, k, p), [0 * x, *_nb_grads(x, k, p)])),
+    'generalized_negative_binomial': (('mu', 'alpha'), _gnb),
+}
+
+
+class _Pdf(NumpyOp):
+    params = ParamSchema(Param('is_log', 'bool', False))
+    backward_needs = ('out_grads', 'inputs', 'outputs')
+    event = 0       # trailing axes of sample that belong to one draw (Dirichlet: 1)
+
+    def arguments(self, p):
+        return ['sample'] + list(self.pnames)
+
+    def infer_shape(self, p, in_shapes):
+        sample, params = in_shapes[0], in_shapes[1:]
+        known = next((tuple(s) for s in params if s is not None), None)
+        for name, s in zip(self.pnames, params):
+            if s is not None and tuple(s) != known:
+                raise self.shape_error(name, known, tuple(s), 'parameters share one shape')
+        if sample is None:
+            return list(in_shapes), [None], []
+        sample = tuple(sample)
+        lead = known[:len(known) - self.event] if known is not None else None
+        if lead is not None and sample[:len(lead)] != lead:
+            raise self.shape_error('sample', f'a shape starting with {lead} (the '
+                                   'parameters\' shape)', sample)
+        out = sample[:len(sample) - self.event] if self.event else sample
+        return [sample] + [known] * len(params), [out], []
+
+    def _expand(self, sample, params):
+        k = params[0].ndim - self.event
+        extra = sample.ndim - self.event - k
+        return [q.reshape(q.shape[:k] + (1,) * extra + q.shape[k:]).astype(np.float64)
+                for q in params]
+
+    def compute(self, p, sample, *params):
+        with np.errstate(all='ignore'):
+            logp, _ = self.density(sample.astype(np.float64), *self._expand(sample, params))
+        return logp if p.is_log else np.exp(logp)
+
+    def grad(self, p, dys, xs, ys):
+        sample, params = xs[0], xs[1:]
+        with np.errstate(all='ignore'):
+            _, grads = self.density(sample.astype(np.float64), *self._expand(sample, params))
+        scale = dys[0] if p.is_log else dys[0] * ys[0]
+        if self.event:
+            scale = scale[..., None]
+        out = [grads[0] * scale]
+        k = params[0].ndim - self.event
+        for q, g in zip(params, grads[1:]):
+            full = np.broadcast_to(g * scale, sample.shape)
+            axes = tuple(range(k, sample.ndim - self.event))
+            out.append(full.sum(axis=axes).reshape(q.shape))
+        return out
+
+
+for _dist, (_pnames, _density) in DENSITIES.items():
+    register_op(type(f'_random_pdf_{_dist}', (_Pdf,), {
+        'name': f'_random_pdf_{_dist}', 'aliases': (f'random_pdf_{_dist}',),
+        'pnames': _pnames, 'density': staticmethod(_density),
+        '__doc__': f"The {_dist} density of each draw in sample (log with is_log)."}))
+
+
+def _dirichlet(x, alpha):
+    logp = (special.gammaln(alpha.sum(-1)) - special.gammaln(alpha).sum(-1) +
+            ((alpha - 1) * np.log(x)).sum(-1))
+    return logp, [(alpha - 1) / x,
+                  special.digamma(alpha.sum(-1, keepdims=True)) - special.digamma(alpha) +
+                  np.log(x)]
+
+
+@register_op
+class _random_pdf_dirichlet(_Pdf):
+    """The Dirichlet density of each draw (the last axis of sample) for alpha."""
+    name = '_random_pdf_dirichlet'
+    aliases = ('random_pdf_dirichlet',)
+    pnames = ('alpha',)
+    event = 1
+    density = staticmethod(_dirichlet)

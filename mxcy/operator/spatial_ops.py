@@ -1,0 +1,332 @@
+"""Spatial sampling operators of MXNet 1.9.1 in NumPy (`NumpyOp`): GridGenerator,
+BilinearSampler, SpatialTransformer and ROIPooling.
+
+* GridGenerator 'affine': data (N, 6) holds theta (2 x 3); the output (N, 2, H, W) is
+  theta · (x, y, 1) over the normalised target grid (x, y in [-1, 1]; channel 0 is x);
+  'warp': data (N, 2, H, W) is a flow in pixels, the output the normalised (base + flow).
+* BilinearSampler: out[n, c, i, j] samples data[n, c] at the normalised grid point
+  grid[n, :, i, j] ((-1, -1) the top-left pixel's centre, (1, 1) the bottom-right's),
+  bilinearly, with zeros outside; gradients to data and grid.
+* SpatialTransformer (affine, bilinear): GridGenerator(loc) then BilinearSampler.
+* ROIPooling: rois (R, 5) = (batch index, x1, y1, x2, y2) in input-image coordinates,
+  scaled by spatial_scale and rounded; each of the pooled_size bins of a region takes
+  the max of its cells (0 for an empty bin); the gradient goes to the arg-max cell.
+"""
+import numpy as np
+
+from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator._params import Param, ParamSchema
+from mxcy.operator._spec import register_op
+
+
+def _base_grid(h, w):
+    ys, xs = np.meshgrid(np.linspace(-1, 1, h), np.linspace(-1, 1, w), indexing='ij')
+    return np.stack([xs.ravel(), ys.ravel(), np.ones(h * w)])       # (3, H*W)
+
+
+@register_op
+class GridGenerator(NumpyOp):
+    """A sampling grid from an affine transform or a flow field."""
+    name = 'GridGenerator'
+    params = ParamSchema(Param('transform_type', 'str', choices=('affine', 'warp')),
+                         Param('target_shape', 'shape', (0, 0)))
+    backward_needs = ('out_grads', 'inputs')
+
+    def infer_shape(self, p, in_shapes):
+        d = in_shapes[0]
+        if d is None:
+            return [None], [None], []
+        if p.transform_type == 'affine':
+            if len(d) != 2 or d[1] != 6:
+                raise self.shape_error('data', '(N, 6) affine parameters', tuple(d))
+            h, w = p.target_shape
+            if h < 1 or w < 1:
+                raise ValueError(f"{self.name}: parameter 'target_shape' must be a positive "
+                                 f"(H, W), got {p.target_shape}")
+            return [tuple(d)], [(d[0], 2, h, w)], []
+        if len(d) != 4 or d[1] != 2:
+            raise self.shape_error('data', '(N, 2, H, W) flow', tuple(d))
+        return [tuple(d)], [tuple(d)], []
+
+    def compute(self, p, x):
+        if p.transform_type == 'affine':
+            h, w = p.target_shape
+            return (x.reshape(-1, 2, 3) @ _base_grid(h, w)).reshape(-1, 2, h, w)
+        n, _, h, w = x.shape
+        base = np.stack(np.meshgrid(np.arange(w), np.arange(h), indexing='xy'))
+        scale = np.array([(w - 1) / 2.0, (h - 1) / 2.0]).reshape(1, 2, 1, 1)
+        return (base[None] + x) / scale - 1
+
+    def grad(self, p, dys, xs, ys):
+        dy = dys[0]
+        if p.transform_type == 'affine':
+            n, _, h, w = dy.shape
+            return ((dy.reshape(n, 2, h * w) @ _base_grid(h, w).T).reshape(n, 6),)
+        h, w = dy.shape[2:]
+        return (dy / np.array([(w - 1) / 2.0, (h - 1) / 2.0]).reshape(1, 2, 1, 1),)
+
+
+def _corners(data, grid):
+    """Per output point: the four neighbour indices, their weights and validity."""
+    n, c, h, w = data.shape
+    x = (grid[:, 0] + 1) * (w - 1) / 2.0
+    y = (grid[:, 1] + 1) * (h - 1) / 2.0
+    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
+    fx, fy = x - x0, y - y0
+    out = []
+    for dy_, dx_, wgt, dwx, dwy in ((0, 0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)),
+                                    (0, 1, fx * (1 - fy), (1 - fy), -fx),
+                                    (1, 0, (1 - fx) * fy, -fy, (1 - fx)),
+                                    (1, 1, fx * fy, fy, fx)):
+        yy, xx = y0 + dy_, x0 + dx_
+        valid = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+        out.append((np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1), wgt * valid,
+                    dwx * valid, dwy * valid))
+    return out
+
+
+def _gather(data, yy, xx):
+    """data[n, :, yy[n], xx[n]] -> (N, C, Ho, Wo)."""
+    nidx = np.arange(data.shape[0])[:, None, None]
+    return np.moveaxis(data[nidx, :, yy, xx], -1, 1)
+
+
+def bilinear_sample(data, grid):
+    out = 0
+    for yy, xx, wgt, _, _ in _corners(data, grid):
+        out = out + _gather(data, yy, xx) * wgt[:, None]
+    return out
+
+
+def bilinear_grads(data, grid, dy):
+    n, c, h, w = data.shape
+    d_data = np.zeros(data.shape, np.float64)
+    d_grid = np.zeros(grid.shape, np.float64)
+    nidx = np.broadcast_to(np.arange(n)[:, None, None], grid.shape[:1] + grid.shape[2:])
+    for yy, xx, wgt, dwx, dwy in _corners(data, grid):
+        contrib = dy * wgt[:, None]                                   # (N, C, Ho, Wo)
+        for ch in range(c):
+            np.add.at(d_data, (nidx, ch, yy, xx), contrib[:, ch])
+        v = _gather(data, yy, xx)
+        d_grid[:, 0] += (dy * v * dwx[:, None]).sum(1) * (w - 1) / 2.0
+        d_grid[:, 1] += (dy * v * dwy[:, None]).sum(1) * (h - 1) / 2.0
+    return d_data, d_grid
+
+
+@register_op
+class BilinearSampler(NumpyOp):
+    """data sampled at a normalised grid, bilinearly (zeros outside)."""
+    name = 'BilinearSampler'
+    params = ParamSchema(Param('cudnn_off', 'bool', None, optional=True))
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data', 'grid']
+
+    def infer_shape(self, p, in_shapes):
+        d, g = in_shapes
+        if d is None or g is None:
+            return list(in_shapes), [None], []
+        if len(d) != 4:
+            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        if len(g) != 4 or g[0] != d[0] or g[1] != 2:
+            raise self.shape_error('grid', f'({d[0]}, 2, H, W)', tuple(g))
+        return [tuple(d), tuple(g)], [(d[0], d[1]) + tuple(g[2:])], []
+
+    def compute(self, p, data, grid):
+        return bilinear_sample(data, grid)
+
+    def grad(self, p, dys, xs, ys):
+        return bilinear_grads(xs[0], xs[1], dys[0])
+
+
+@register_op
+class SpatialTransformer(NumpyOp):
+    """BilinearSampler(data, GridGenerator(loc, 'affine', target_shape))."""
+    name = 'SpatialTransformer'
+    params = ParamSchema(Param('target_shape', 'shape', (0, 0)),
+                         Param('transform_type', 'str', choices=('affine',)),
+                         Param('sampler_type', 'str', choices=('bilinear',)),
+                         Param('cudnn_off', 'bool', None, optional=True))
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data', 'loc']
+
+    def infer_shape(self, p, in_shapes):
+        d, loc = in_shapes
+        if d is not None and len(d) != 4:
+            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        if d is not None:
+            loc = loc or (d[0], 6)
+            if tuple(loc) != (d[0], 6):
+                raise self.shape_error('loc', (d[0], 6), tuple(loc))
+        out = None if d is None else (d[0], d[1]) + tuple(p.target_shape)
+        return [d and tuple(d), loc and tuple(loc)], [out], []
+
+    def compute(self, p, data, loc):
+        h, w = p.target_shape
+        grid = (loc.reshape(-1, 2, 3) @ _base_grid(h, w)).reshape(-1, 2, h, w)
+        return bilinear_sample(data, grid)
+
+    def grad(self, p, dys, xs, ys):
+        data, loc = xs
+        h, w = p.target_shape
+        base = _base_grid(h, w)
+        grid = (loc.reshape(-1, 2, 3) @ base).reshape(-1, 2, h, w)
+        d_data, d_grid = bilinear_grads(data, grid, dys[0])
+        n = loc.shape[0]
+        return d_data, (d_grid.reshape(n, 2, h * w) @ base.T).reshape(n, 6)
+
+
+@register_op
+class ROIPooling(NumpyOp):
+    """Max pooling of each region of interest into pooled_size bins."""
+    name = 'ROIPooling'
+    params = ParamSchema(Param('pooled_size', 'shape'), Param('spatial_scale', 'float'))
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data', 'rois']
+
+    def infer_shape(self, p, in_shapes):
+        d, r = in_shapes
+        if r is not None and (len(r) != 2 or r[1] != 5):
+            raise self.shape_error('rois', '(R, 5) = (batch index, x1, y1, x2, y2)', tuple(r))
+        if d is not None and len(d) != 4:
+            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        if d is None or r is None:
+            return list(in_shapes), [None], []
+        return [tuple(d), tuple(r)], [(r[0], d[1]) + tuple(p.pooled_size)], []
+
+    def _bins(self, p, data, rois):
+        """Yield (roi index, batch, bin i, bin j, row slice, col slice)."""
+        ph, pw = p.pooled_size
+        h, w = data.shape[2:]
+        for r, roi in enumerate(rois):
+            b = int(roi[0])
+            if not 0 <= b < data.shape[0]:
+                raise IndexError(f"{self.name}: rois[{r}] names batch {b}, data has "
+                                 f"{data.shape[0]}")
+            x1, y1, x2, y2 = (int(np.round(v * p.spatial_scale)) for v in roi[1:])
+            bh, bw = max(y2 - y1 + 1, 1) / ph, max(x2 - x1 + 1, 1) / pw
+            for i in range(ph):
+                hs = min(max(int(np.floor(i * bh)) + y1, 0), h)
+                he = min(max(int(np.ceil((i + 1) * bh)) + y1, 0), h)
+                for j in range(pw):
+                    ws = min(max(int(np.floor(j * bw)) + x1, 0), w)
+                    we = min(max(int(np.ceil((j + 1) * bw)) + x1, 0), w)
+                    yield r, b, i, j, slice(hs, he), slice(ws, we)
+
+    def compute(self, p, data, rois):
+        out = np.zeros((rois.shape[0], data.shape[1]) + tuple(p.pooled_size), data.dtype)
+        for r, b, i, j, rs, cs in self._bins(p, data, rois):
+            cell = data[b, :, rs, cs]
+            if cell.size:
+                out[r, :, i, j] = cell.reshape(data.shape[1], -1).max(axis=1)
+        return out
+
+    def grad(self, p, dys, xs, ys):
+        data, rois = xs
+        g = np.zeros(data.shape, np.float64)
+        c = np.arange(data.shape[1])
+        for r, b, i, j, rs, cs in self._bins(p, data, rois):
+            cell = data[b, :, rs, cs].reshape(data.shape[1], -1)
+            if cell.shape[1]:
+                k = cell.argmax(axis=1)
+                rows = rs.start + k // (cs.stop - cs.start)
+                cols = cs.start + k % (cs.stop - cs.start)
+                np.add.at(g, (b, c, rows, cols), dys[0][r, :, i, j])
+        return g, None
+
+
+@register_op
+class Correlation(NumpyOp):
+    """FlowNet's correlation of two feature maps: for each displacement (dy, dx) in
+    [-max_displacement, max_displacement] (step stride2) and each output position (step
+    stride1, after pad_size zero padding and a border of max_displacement + kernel
+    radius), the mean over channels and the kernel window of data1 · shifted data2
+    (|data1 - shifted data2| when is_multiply is False). Output (N, D², H', W'),
+    D = 2 (max_displacement // stride2) + 1."""
+    name = 'Correlation'
+    params = ParamSchema(Param('kernel_size', 'int', 1), Param('max_displacement', 'int', 1),
+                         Param('stride1', 'int', 1), Param('stride2', 'int', 1),
+                         Param('pad_size', 'int', 0), Param('is_multiply', 'bool', True))
+    backward_needs = ('out_grads', 'inputs')
+
+    def arguments(self, p):
+        return ['data1', 'data2']
+
+    def outputs(self, p):
+        return ['output', 'tmp1', 'tmp2']
+
+    def num_visible_outputs(self, p):
+        return 1
+
+    def _geom(self, p, shape):
+        n, c, h, w = shape
+        r = (p.kernel_size - 1) // 2
+        border = p.max_displacement + r
+        ph, pw = h + 2 * p.pad_size, w + 2 * p.pad_size
+        oh = int(np.ceil((ph - 2 * border) / p.stride1))
+        ow = int(np.ceil((pw - 2 * border) / p.stride1))
+        grid = p.max_displacement // p.stride2
+        return r, border, oh, ow, grid, (n, c, ph, pw)
+
+    def infer_shape(self, p, in_shapes):
+        a, b = in_shapes
+        known = a or b
+        if known is None:
+            return list(in_shapes), [None] * 3, []
+        for name, s in (('data1', a), ('data2', b)):
+            if s is not None and (len(s) != 4 or tuple(s) != tuple(known)):
+                raise self.shape_error(name, f'a 4-D shape equal to {tuple(known)}', tuple(s))
+        if p.kernel_size % 2 == 0:
+            raise ValueError(f"{self.name}: parameter 'kernel_size' must be odd, got "
+                             f"{p.kernel_size}")
+        r, border, oh, ow, grid, padded = self._geom(p, known)
+        if oh < 1 or ow < 1:
+            raise self.shape_error('data1', f'spatial size larger than 2 x {border} (border)',
+                                   tuple(known))
+        d = 2 * grid + 1
+        return [tuple(known)] * 2, [(known[0], d * d, oh, ow), padded, padded], []
+
+    def _pairs(self, p, shape):
+        r, border, oh, ow, grid, _ = self._geom(p, shape)
+        ys = border + np.arange(oh) * p.stride1
+        xs = border + np.arange(ow) * p.stride1
+        for k, (gy, gx) in enumerate((gy, gx) for gy in range(-grid, grid + 1)
+                                     for gx in range(-grid, grid + 1)):
+            for ky in range(-r, r + 1):
+                for kx in range(-r, r + 1):
+                    yield k, ys + ky, xs + kx, ys + ky + gy * p.stride2, xs + kx + gx * p.stride2
+
+    def _pad(self, p, x):
+        q = p.pad_size
+        return np.pad(x, ((0, 0), (0, 0), (q, q), (q, q)))
+
+    def compute(self, p, a, b):
+        fa, fb = self._pad(p, a.astype(np.float64)), self._pad(p, b.astype(np.float64))
+        shapes = self.infer_shape(p, [a.shape, b.shape])[1]
+        out = np.zeros(shapes[0])
+        norm = p.kernel_size ** 2 * a.shape[1]
+        for k, y1, x1, y2, x2 in self._pairs(p, a.shape):
+            u, v = fa[:, :, y1][:, :, :, x1], fb[:, :, y2][:, :, :, x2]
+            out[:, k] += (u * v if p.is_multiply else np.abs(u - v)).sum(1) / norm
+        return out, fa, fb
+
+    def grad(self, p, dys, xs, ys):
+        a, b = xs
+        fa, fb = self._pad(p, a.astype(np.float64)), self._pad(p, b.astype(np.float64))
+        ga, gb = np.zeros_like(fa), np.zeros_like(fb)
+        norm = p.kernel_size ** 2 * a.shape[1]
+        for k, y1, x1, y2, x2 in self._pairs(p, a.shape):
+            u, v = fa[:, :, y1][:, :, :, x1], fb[:, :, y2][:, :, :, x2]
+            d = dys[0][:, k][:, None] / norm
+            du, dv = (d * v, d * u) if p.is_multiply else (d * np.sign(u - v),
+                                                           -d * np.sign(u - v))
+            ga[:, :, y1[:, None], x1[None, :]] += du
+            gb[:, :, y2[:, None], x2[None, :]] += dv
+        q = p.pad_size
+        crop = (slice(None), slice(None), slice(q, q + a.shape[2]), slice(q, q + a.shape[3]))
+        return ga[crop], gb[crop]

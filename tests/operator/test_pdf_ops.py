@@ -1,0 +1,54 @@
+"""random_pdf_*: densities against SciPy / MXNet 1.9.1's values (checked once against it)
+and gradients against finite differences."""
+import numpy as np
+import pytest
+from scipy import stats
+
+import mxcy as mx
+from mxcy.test_utils import check_op_backward, check_op_forward
+
+S = np.array([[1., 2., 3.], [0.5, 1.5, 2.5]])
+A, B = np.array([2., 3.]), np.array([1.5, 0.5])
+
+
+@pytest.mark.parametrize('dist,params,ref', [
+    ('normal', [A, B], lambda x, a, b: stats.norm.pdf(x, a, b)),
+    ('gamma', [A, B], lambda x, a, b: stats.gamma.pdf(x, a, scale=1 / b)),
+    ('exponential', [A], lambda x, lam: stats.expon.pdf(x, scale=1 / lam)),
+    ('poisson', [A], lambda x, lam: stats.poisson.pmf(x, lam)),
+    ('negative_binomial', [A, np.array([0.4, 0.7])], lambda x, k, p: stats.nbinom.pmf(x, k, p)),
+    ('generalized_negative_binomial', [A, np.array([0.4, 0.7])],
+     lambda x, m, a: stats.nbinom.pmf(x, 1 / a, 1 / (1 + a * m))),
+    ('uniform', [np.array([0., 1.]), np.array([4., 2.])],
+     lambda x, lo, hi: stats.uniform.pdf(x, lo, hi - lo))])
+def test_density_and_gradients(dist, params, ref):
+    sample = np.round(S) if dist in ('poisson', 'negative_binomial',
+                                     'generalized_negative_binomial') else S
+    expected = ref(sample, *[q[:, None] for q in params])
+    check_op_forward(f'_random_pdf_{dist}', {}, [sample] + params, [expected], rtol=1e-6)
+    with np.errstate(divide='ignore'):      # log 0 = -inf outside the uniform's support
+        log_expected = np.log(expected)
+    check_op_forward(f'_random_pdf_{dist}', {'is_log': True}, [sample] + params,
+                     [log_expected], rtol=1e-6)
+    if dist == 'uniform':
+        sample = np.array([[1., 2., 3.], [1.2, 1.5, 1.7]])
+    # discrete distributions: no gradient for the sample (MXNet's definition)
+    nodes = None if dist in ('normal', 'gamma', 'exponential', 'uniform') else \
+        mx.operator.get_operator_arguments(f'_random_pdf_{dist}').names[1:1 + len(params)]
+    check_op_backward(f'_random_pdf_{dist}', {}, [sample] + params, grad_nodes=nodes,
+                      rtol=1e-4)
+
+
+def test_matches_mxnet_and_dirichlet():
+    g = mx.nd.random_pdf_gamma(mx.nd.array(S), mx.nd.array(A), mx.nd.array(B)).asnumpy()
+    np.testing.assert_allclose(g[1], [0.01216876, 0.06642655, 0.11191594], rtol=1e-6)
+    d = np.array([[[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]])
+    alpha = np.array([[1., 2., 3.]])
+    check_op_forward('_random_pdf_dirichlet', {}, [d, alpha], [[[4.5, 3.84]]], rtol=1e-6)
+    check_op_backward('_random_pdf_dirichlet', {}, [d, alpha], rtol=1e-4)
+    s = mx.sym.random_pdf_normal(mx.sym.var('x'), mx.sym.var('m'), mx.sym.var('s'))
+    out = s.eval(x=mx.nd.array([[0.0]]), m=mx.nd.array([0.0]), s=mx.nd.array([1.0]))[0]
+    np.testing.assert_allclose(out.asnumpy(), [[1 / np.sqrt(2 * np.pi)]], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"random_pdf_normal: .*'sample': expected a shape "
+                                         r"starting with \(2,\)"):
+        mx.nd.random_pdf_normal(mx.nd.ones((3, 2)), mx.nd.ones(2), mx.nd.ones(2))
