@@ -41,6 +41,10 @@ EXCLUSIONS.update({
                       "available for GPU')",
     'nd.contrib:ifft': "GPU-only in MXNet 1.9.1 (its CPU build raises 'ifft is only "
                        "available for GPU')",
+    'nd:get_indexing_dispatch_code': "MXNet's private NDArray-indexing helper, in mx.nd's "
+                                     "namespace by accident (not documented API)",
+    'nd:indexing_key_expand_implicit_axes': "MXNet's private NDArray-indexing helper, in "
+                                            "mx.nd's namespace by accident",
     'nd.contrib:backward_gradientmultiplier': _BACKWARD,
     'nd.contrib:backward_hawkesll': _BACKWARD,
     'nd.contrib:backward_index_copy': _BACKWARD,
