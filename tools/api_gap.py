@@ -38,6 +38,10 @@ def mxcy_target(mx, module):
         return mx.nd.ones((1,))
     if module == 'Symbol':
         return mx.sym.Variable('x')
+    classes = {'Module': 'mod.Module', 'Executor': 'executor.Executor', 'Block': 'gluon.Block',
+               'HybridBlock': 'gluon.HybridBlock', 'Parameter': 'gluon.Parameter',
+               'ParameterDict': 'gluon.ParameterDict', 'Trainer': 'gluon.Trainer'}
+    module = classes.get(module, module)
     obj = mx
     for part in module.split('.'):
         obj = getattr(obj, part, None)
@@ -57,7 +61,9 @@ def signature_of(obj):
         sig = inspect.signature(obj.fn if bound else obj)
     except (TypeError, ValueError):
         return None
-    params = list(sig.parameters.values())[1:] if bound else sig.parameters.values()
+    params = list(sig.parameters.values())[1:] if bound else list(sig.parameters.values())
+    if params and params[0].name == 'self':     # a method looked up on its class
+        params = params[1:]
     names, varargs = [], False
     for p in params:
         if p.kind is p.VAR_POSITIONAL:

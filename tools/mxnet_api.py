@@ -47,7 +47,29 @@ NAMESPACES = {
     'test_utils': (mx.test_utils, ('mxnet.test_utils',)),
     'operator': (mx.operator, ('mxnet.operator',)),
 }
-CLASSES = {'NDArray': mx.nd.NDArray, 'Symbol': mx.sym.Symbol}
+# the training-loop namespaces (Module, optimizers, io, ...) and Gluon: a namespace owns
+# what its package and the package's private submodules define
+PACKAGES = {
+    'optimizer': mx.optimizer, 'init': mx.init, 'metric': mx.metric, 'io': mx.io,
+    'lr_scheduler': mx.lr_scheduler, 'callback': mx.callback, 'mod': mx.mod, 'kv': mx.kv,
+    'model': mx.model, 'rnn': mx.rnn, 'profiler': mx.profiler, 'monitor': mx.monitor,
+    'recordio': mx.recordio, 'engine': mx.engine, 'context': mx.context,
+    'autograd': mx.autograd, 'gluon': mx.gluon, 'gluon.nn': mx.gluon.nn,
+    'gluon.rnn': mx.gluon.rnn, 'gluon.loss': mx.gluon.loss, 'gluon.data': mx.gluon.data,
+    'gluon.utils': mx.gluon.utils, 'gluon.data.vision': mx.gluon.data.vision,
+    'gluon.data.vision.transforms': mx.gluon.data.vision.transforms,
+    'gluon.model_zoo.vision': mx.gluon.model_zoo.vision, 'image': mx.image,
+}
+for _ns, _mod in PACKAGES.items():
+    _pkg = _mod.__name__
+    NAMESPACES[_ns] = (_mod, tuple(sorted(
+        {_pkg} | {m for m in __import__('sys').modules if m.startswith(_pkg + '.')
+                  and all(part.startswith('_') or part == part.lower() for part in
+                          m[len(_pkg) + 1:].split('.'))})))
+CLASSES = {'NDArray': mx.nd.NDArray, 'Symbol': mx.sym.Symbol, 'Module': mx.mod.Module,
+           'Executor': mx.executor.Executor, 'Block': mx.gluon.Block,
+           'HybridBlock': mx.gluon.HybridBlock, 'Parameter': mx.gluon.Parameter,
+           'ParameterDict': mx.gluon.ParameterDict, 'Trainer': mx.gluon.Trainer}
 
 
 def signature_entry(obj, kind):
