@@ -334,6 +334,11 @@ class Executor:
         self._monitor = callback
         self._monitor_all = bool(monitor_all) and callback is not None
 
+    def get_optimized_symbol(self):
+        """The symbol this executor runs. mxcy's executor plans memory and programs but
+        does not rewrite the graph (MXNet's subgraph passes), so it is the bound symbol."""
+        return self._symbol
+
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy values into the bound arguments / auxiliary states by name."""
         for name, value in (arg_params or {}).items():

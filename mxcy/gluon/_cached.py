@@ -107,6 +107,9 @@ class CachedGraph:
         aux = {name: self.params[name].data(ctx) for name in self.aux_names}
         exe = self.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
         exe._scratch_grads = dict(grads)
+        if self.block._op_hook is not None:
+            callback, monitor_all = self.block._op_hook
+            exe.set_monitor_callback(_op_hook_adapter(self.symbol, callback), monitor_all)
         # outputs that are arguments (a graph returning an input or a parameter) are
         # copied out; every other output gets a fresh array per call
         args_ids = {id(a) for a in exe.arg_arrays}
@@ -149,3 +152,15 @@ class CachedGraph:
         else:
             self._release(exe)
         return [outs[i] for i in self.picks]
+
+
+def _op_hook_adapter(symbol, callback):
+    """The executor's monitor callback (name, array) as MXNet's op hook (name, operator
+    name, array), names as bytes: the operator is that of the node the name starts with."""
+    ops = sorted(((n.name, n.op.name) for n in symbol._nodes() if not n.is_variable),
+                 key=lambda item: -len(item[0]))
+
+    def hook(name, array):
+        op = next((op for node, op in ops if name.startswith(node + '_')), '')
+        callback(name.encode(), op.encode(), array)
+    return hook

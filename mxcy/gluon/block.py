@@ -20,6 +20,7 @@ from mxcy import name as _name
 from mxcy import ndarray as _nd
 from mxcy import symbol as _sym
 from mxcy._ndarray import NDArray
+from mxcy.base import MXNetError
 from mxcy.gluon.parameter import DeferredInitializationError, Parameter
 from mxcy.gluon.parameter_dict import ParameterDict
 from mxcy.gluon.utils import HookHandle
@@ -173,6 +174,18 @@ class Block:
         self._children[name] = block
 
     # ------------------------------------------------------------ files
+    def save(self, prefix):
+        """Save the structure and parameters: ``<prefix>-model.json`` and
+        ``<prefix>-model.params`` (MXNet 1.9.1's files; see gluon/_block_files.py)."""
+        from mxcy.gluon._block_files import save_block
+        save_block(self, prefix)
+
+    def load(self, prefix):
+        """Load what save wrote into a model built the same way: the blocks get their saved
+        names back, the parameters their values, hybridized blocks their graphs."""
+        from mxcy.gluon._block_files import load_block
+        load_block(self, prefix)
+
     def save_parameters(self, filename, deduplicate=False):
         """Save parameters by attribute path (``dense0.weight``) in MXNet's format."""
         params = self._collect_params_with_prefix()
@@ -295,6 +308,14 @@ class Block:
         handle.attach(self._forward_pre_hooks, hook)
         return handle
 
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(name, op_name, array)`` for every operator output of the
+        hybridized blocks below (and their inputs with `monitor_all`), as MXNet's op hook
+        does; names are bytes as MXNet passes them, the array an NDArray (MXNet passes a
+        C handle)."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def register_forward_hook(self, hook):
         """hook(block, inputs, outputs) runs after each forward; returns its HookHandle."""
         handle = HookHandle()
@@ -323,6 +344,7 @@ class HybridBlock(Block):
         self._flags = {}
         self._cached_graph = None
         self._cached = None
+        self._op_hook = None            # (callback, monitor_all) of register_op_hook
 
     def register_child(self, block, name=None):
         if not isinstance(block, HybridBlock):
@@ -333,12 +355,55 @@ class HybridBlock(Block):
         self._cached_graph = None
         self._cached = None
 
-    def hybridize(self, active=True, **kwargs):
+    def hybridize(self, active=True, backend=None, clear=True, static_alloc=False,
+                  static_shape=False, inline_limit=2, forward_bulk_size=None,
+                  backward_bulk_size=None, **kwargs):
+        """Trace hybrid_forward into a Symbol at the next call and run it through cached
+        executors (always statically planned: static_alloc/static_shape change nothing).
+        mxcy has no subgraph backends, so a `backend` raises."""
+        if backend is not None:
+            raise MXNetError(f"{self.name}.hybridize: backend {backend!r} is not registered "
+                             "(mxcy has no subgraph backends; leave backend=None)")
         self._active = active
-        self._flags = kwargs
-        self._cached_graph = None
+        self._flags = dict(kwargs, static_alloc=static_alloc, static_shape=static_shape,
+                           inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
+                           backward_bulk_size=backward_bulk_size)
+        if clear:
+            self._cached_graph = None
         self._cached = None
-        super().hybridize(active, **kwargs)
+        for child in self._children.values():
+            child.hybridize(active, clear=clear, static_alloc=static_alloc,
+                            static_shape=static_shape, inline_limit=inline_limit,
+                            forward_bulk_size=forward_bulk_size,
+                            backward_bulk_size=backward_bulk_size, **kwargs)
+
+    def optimize_for(self, x, *args, backend=None, clear=False, static_alloc=False,
+                     static_shape=False, inline_limit=2, forward_bulk_size=None,
+                     backward_bulk_size=None, **kwargs):
+        """hybridize, then trace, infer shapes and bind for these inputs without running
+        (export or a call may follow)."""
+        self.hybridize(True, backend=backend, clear=clear, static_alloc=static_alloc,
+                       static_shape=static_shape, inline_limit=inline_limit,
+                       forward_bulk_size=forward_bulk_size,
+                       backward_bulk_size=backward_bulk_size, **kwargs)
+        self._build_cached(x, *args)
+
+    def register_op_hook(self, callback, monitor_all=False):
+        self._op_hook = (callback, bool(monitor_all))
+        self._cached = None             # executors bound from now on install it
+        super().register_op_hook(callback, monitor_all)
+
+    def infer_type(self, *args):
+        """Set the parameters' dtypes from the inputs' (a traced forward's inference)."""
+        inputs, out, _ = self._get_graph(*args)
+        flat = [a for a in _flatten(args)[0] if a is not None]
+        known = {i.name: a.dtype for i, a in zip(inputs, flat)}
+        arg_types, _, aux_types = out.infer_type(**known)
+        types = dict(zip(out.list_arguments(), arg_types or ()))
+        types.update(zip(out.list_auxiliary_states(), aux_types or ()))
+        for p in self.collect_params().values():
+            if types.get(p.name) is not None:
+                p.dtype = types[p.name]
 
     def cast(self, dtype):
         self._cached_graph = None
@@ -436,6 +501,13 @@ class HybridBlock(Block):
         self._deferred_infer_shape(*args)
 
     def _call_cached(self, *args):
+        _, out_format, arrays = self._build_cached(*args)
+        outs = self._cached(arrays)
+        if out_format is True or out_format is False:     # a plain list / one output
+            return outs if out_format else outs[0]
+        return _regroup(outs, out_format)[0]
+
+    def _build_cached(self, *args):
         from mxcy.gluon._cached import CachedGraph
         inputs, out, out_format = self._get_graph(*args)
         arrays = [a for a in _flatten(args)[0] if a is not None]
@@ -449,10 +521,7 @@ class HybridBlock(Block):
                 for p in params.values():
                     p._finish_deferred_init()
             self._cached = CachedGraph(self, inputs, out, params, self._flags)
-        outs = self._cached(arrays)
-        if out_format is True or out_format is False:     # a plain list / one output
-            return outs if out_format else outs[0]
-        return _regroup(outs, out_format)[0]
+        return inputs, out_format, arrays
 
     def export(self, path, epoch=0, remove_amp_cast=True):
         """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's arg:/aux: names)."""

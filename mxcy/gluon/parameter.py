@@ -64,6 +64,15 @@ class Parameter:
         self._var = None
         self._trainer = None
 
+    @property
+    def dtype(self):
+        """The data type of the parameter's arrays (``cast`` changes it)."""
+        return self._dtype
+
+    @dtype.setter
+    def dtype(self, dtype):
+        self._dtype = dtype
+
     def __repr__(self):
         return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"
 

@@ -160,12 +160,15 @@ class ParameterDict:
         if not isinstance(loaded, dict):
             raise ValueError(f"ParameterDict.load: {filename!r} holds a list of arrays, "
                              "not named parameters")
-        self.load_dict({restore_prefix + k.split(':', 1)[-1] if k.startswith(('arg:', 'aux:'))
-                        else restore_prefix + k: v for k, v in loaded.items()},
-                       ctx, allow_missing, ignore_extra, filename, cast_dtype, dtype_source)
+        self.load_dict(loaded, ctx, allow_missing, ignore_extra, restore_prefix, filename,
+                       cast_dtype, dtype_source)
 
     def load_dict(self, param_dict, ctx=None, allow_missing=False, ignore_extra=False,
-                  filename=None, cast_dtype=False, dtype_source='current'):
+                  restore_prefix='', filename=None, cast_dtype=False, dtype_source='current'):
+        """Load {name: NDArray} (names as save writes them, 'arg:'/'aux:' prefixes
+        dropped), each name prefixed with `restore_prefix`."""
+        param_dict = {restore_prefix + (k.split(':', 1)[-1] if k.startswith(('arg:', 'aux:'))
+                                        else k): v for k, v in param_dict.items()}
         where = f"file '{filename}'" if filename else 'the given dict'
         if not allow_missing:
             for name in self._params:

@@ -4,7 +4,7 @@ lives in its own module and states its update rule in its docstring.
 """
 from mxcy.optimizer.optimizer import (Optimizer, Updater, alias, create, get_updater,
                                       register)
-from mxcy.optimizer.sgd import SGD
+from mxcy.optimizer.sgd import SGD, ccSGD
 from mxcy.optimizer.nag import NAG
 from mxcy.optimizer.adam import Adam
 from mxcy.optimizer.adagrad import AdaGrad, GroupAdaGrad
@@ -19,6 +19,7 @@ from mxcy.optimizer.signum import Signum
 from mxcy.optimizer.lamb import LAMB
 
 __all__ = ['Optimizer', 'Updater', 'get_updater', 'register', 'alias', 'create',
-           'SGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl', 'Signum', 'LAMB',
+           'SGD', 'ccSGD', 'NAG', 'Adam', 'AdaGrad', 'RMSProp', 'AdaDelta', 'Ftrl', 'Signum',
+           'LAMB',
            'GroupAdaGrad', 'Adamax', 'Nadam', 'FTML', 'SGLD', 'DCASGD', 'Test', 'LARS',
            'LBSGD']

@@ -283,7 +283,13 @@ register = registry.get_register_func(Optimizer, 'optimizer')
 # MXNet's ``Optimizer.opt_registry``: the live dict registered name -> class
 Optimizer.opt_registry = registry._registry(Optimizer, 'optimizer')
 alias = registry.get_alias_func(Optimizer, 'optimizer')
-create = registry.get_create_func(Optimizer, 'optimizer')
+_create = registry.get_create_func(Optimizer, 'optimizer')
+
+
+def create(name, **kwargs):
+    """An optimizer by its (case-insensitive) registered name, ``create('sgd',
+    learning_rate=0.1)``; an Optimizer instance is returned as it is."""
+    return _create(name, **kwargs)
 
 
 # ---------------------------------------------------------------- Updater

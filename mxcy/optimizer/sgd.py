@@ -1,12 +1,11 @@
 """``sgd``: stochastic gradient descent with optional momentum (MXNet 1.x ``mx.optimizer.SGD``)."""
 from mxcy._ndarray import zeros
 from mxcy._ops import push_optimizer_update
-from mxcy.optimizer.optimizer import Optimizer, _fusable, _number, alias, register
+from mxcy.optimizer.optimizer import Optimizer, _fusable, _number, register
 
-__all__ = ['SGD']
+__all__ = ['SGD', 'ccSGD']
 
 
-@alias('ccsgd')                      # MXNet 1.x's deprecated ccSGD is SGD
 @register
 class SGD(Optimizer):
     """SGD with momentum and weight decay.
@@ -61,3 +60,8 @@ class SGD(Optimizer):
             state *= self.momentum
             state -= step
             weight += state
+
+
+@register
+class ccSGD(SGD):
+    """[Deprecated in MXNet 1.x] SGD under its old name, ``create('ccsgd')``."""

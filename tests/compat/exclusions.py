@@ -41,6 +41,22 @@ EXCLUSIONS.update({
                       "available for GPU')",
     'nd.contrib:ifft': "GPU-only in MXNet 1.9.1 (its CPU build raises 'ifft is only "
                        "available for GPU')",
+    'Parameter:row_sparse_data': _SPARSE,
+    'Parameter:list_row_sparse_data': _SPARSE,
+    'context:gpu_memory_info': "GPU only: mxcy runs on CPUs (mx.context.num_gpus() is 0)",
+    'io:ImageRecordIter_v1': "deprecated _v1 iterator (the pre-1.0 decoder; "
+                             "ImageRecordIter is the current one)",
+    'io:ImageRecordUInt8Iter_v1': "deprecated _v1 iterator (the pre-1.0 decoder; "
+                                  "ImageRecordUInt8Iter is the current one)",
+    'io:MXDataIter': _HANDLE.replace('arrays and symbols are built by mx.nd.array / '
+                                     'mx.sym.Variable', 'iterators are built by name '
+                                     '(mx.io.MNISTIter ...)'),
+    'kv:KVStore': _HANDLE.replace('arrays and symbols are built by mx.nd.array / '
+                                  'mx.sym.Variable', 'stores are built by mx.kv.create'),
+    'kv:KVStoreServer': "the parameter-server's server process: mxcy's dist_sync runs over "
+                        "MPI ranks, with no server role",
+    'profiler:set_kvstore_handle': "profiles parameter-server server processes, which "
+                                   "mxcy's MPI dist_sync does not have",
     'nd:get_indexing_dispatch_code': "MXNet's private NDArray-indexing helper, in mx.nd's "
                                      "namespace by accident (not documented API)",
     'nd:indexing_key_expand_implicit_axes': "MXNet's private NDArray-indexing helper, in "

@@ -14,6 +14,7 @@ from mxcy import registry
 # added here (test_every_registered_optimizer_is_covered).
 FIT_KWARGS = {
     'SGD': dict(learning_rate=0.5, momentum=0.9),
+    'ccSGD': dict(learning_rate=0.5, momentum=0.9),
     'NAG': dict(learning_rate=0.5, momentum=0.9),
     'Adam': dict(learning_rate=0.1),
     'AdaGrad': dict(learning_rate=0.5),

@@ -13,7 +13,9 @@ from mxcy.optimizer import Optimizer
 def test_create_by_name_alias_instance_dict_and_json():
     sgd = mx.optimizer.create('SGD', momentum=0.9, learning_rate=0.5)
     assert type(sgd) is mx.optimizer.SGD and (sgd.momentum, sgd.lr) == (0.9, 0.5)
-    assert type(mx.optimizer.create('ccsgd')) is mx.optimizer.SGD        # MXNet's alias
+    # MXNet's deprecated ccSGD: a subclass of SGD registered as 'ccsgd'
+    assert type(mx.optimizer.create('ccsgd')) is mx.optimizer.ccSGD
+    assert issubclass(mx.optimizer.ccSGD, mx.optimizer.SGD)
     assert mx.optimizer.create(sgd) is sgd
     from_dict = mx.optimizer.create({'name': 'adam', 'beta1': 0.5})
     assert type(from_dict) is mx.optimizer.Adam and from_dict.beta1 == 0.5
