@@ -431,3 +431,30 @@ def install_fronts(namespace, F, multi=True):
     for fn in fronts:
         namespace[fn.__name__] = fn
     return [fn.__name__ for fn in fronts]
+
+
+# ---------------------------------------------------------------- reset_arrays
+@register_op
+class reset_arrays(UpdateOp):
+    """Set each of the ``num_arrays`` inputs to zero, in place; no outputs (MXNet's
+    multi-precision helper). ``mx.nd.reset_arrays`` is the hand-written function in
+    mxcy.ndarray.extra; this record gives ``mx.sym.reset_arrays``."""
+    name = 'reset_arrays'
+    variadic = 'num_arrays'
+    params = ParamSchema(Param('num_arrays', 'int'))
+
+    def arguments(self, p):
+        return [f'data_{i}' for i in range(p.num_arrays)]
+
+    def outputs(self, p):
+        return []
+
+    def infer_shape(self, p, in_shapes):
+        return list(in_shapes), [], []
+
+    def infer_type(self, p, in_types):
+        return list(in_types), [], []
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        for a in ins:
+            a[:] = 0

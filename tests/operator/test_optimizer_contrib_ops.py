@@ -127,3 +127,12 @@ def test_bad_inputs_name_op_and_argument():
     with pytest.raises(MXNetError, match=r"multi_lars.*'weights_sum_sq'.*\(3,\).*\(2,\)"):
         mx.nd.multi_lars(mx.nd.ones(3), mx.nd.ones(2), mx.nd.ones(3), mx.nd.ones(3),
                          eta=1.0, eps=0.0)
+
+
+def test_reset_arrays_symbol_and_op():
+    from mxcy.operator import get_op
+    s = mx.sym.reset_arrays(mx.sym.var('a'), mx.sym.var('b'), num_arrays=2)
+    assert s.list_outputs() == []
+    x, y = mx.nd.ones((2, 3)), mx.nd.ones(4)
+    get_op('reset_arrays').forward(None, False, [], [x, y], [], [])
+    assert not x.asnumpy().any() and not y.asnumpy().any()
