@@ -14,6 +14,7 @@ from mxcy.ndarray.extra import (zeros, empty, eye, linspace, from_numpy, moveaxi
                                 to_dlpack_for_write, from_dlpack, reset_arrays,
                                 get_oshape_of_gather_nd_op)
 from mxcy.ndarray.io import save, load, load_frombuffer
+from mxcy.ndarray.imdecode import imdecode
 from mxcy.ndarray import random
 from mxcy.ndarray.elemwise import (add, subtract, multiply, divide, modulo, power, maximum,
                                    minimum, equal, not_equal, greater, greater_equal, lesser,
@@ -24,7 +25,7 @@ __all__ = ['NDArray', 'array', 'empty', 'full', 'zeros', 'ones', 'arange', 'wait
            'concatenate', 'push_numpy', 'eye', 'linspace', 'from_numpy', 'moveaxis',
            'onehot_encode', 'histogram', 'split_v2', 'to_dlpack_for_read',
            'to_dlpack_for_write', 'from_dlpack', 'reset_arrays',
-           'get_oshape_of_gather_nd_op', 'save', 'load', 'load_frombuffer', 'random',
+           'get_oshape_of_gather_nd_op', 'imdecode', 'save', 'load', 'load_frombuffer', 'random',
            'add', 'subtract', 'multiply', 'divide', 'modulo', 'power', 'maximum', 'minimum',
            'equal', 'not_equal', 'greater', 'greater_equal', 'lesser', 'lesser_equal',
            'logical_and', 'logical_or', 'logical_xor', 'true_divide',]

@@ -361,7 +361,7 @@ def module_attr(module, name):
 
 # Registered names whose mx.nd function is MXNet's hand-written wrapper, not the op:
 # mx.nd.zeros(shape, ctx, dtype) / ones allocate directly (MXNet's ndarray/utils.py).
-HAND_WRITTEN = frozenset({'zeros', 'ones'})
+HAND_WRITTEN = frozenset({'zeros', 'ones', 'reset_arrays'})
 
 
 def install(namespace):

@@ -18,6 +18,9 @@ def _install():
             name = op[len('_contrib_'):]
             globals()[name] = make_function(op, name)
             __all__.append(name)
+    import sys
+    from mxcy.operator.optimizer_contrib_ops import install_fronts
+    __all__.extend(install_fronts(globals(), sys.modules['mxcy.ndarray']))
 
 
 def _as_list(x):
