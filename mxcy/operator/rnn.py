@@ -36,6 +36,7 @@ from mxcy.base import MXNetError
 from mxcy.ndarray.random import push_random
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
+from mxcy.operator import rnn_lengths
 
 _GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}
 
@@ -83,7 +84,8 @@ class RNN(OpSpec):
     backward_needs = ('out_grads', 'inputs', 'outputs')
 
     def arguments(self, p):
-        return ['data', 'parameters', 'state'] + (['state_cell'] if p.mode == 'lstm' else [])
+        return ['data', 'parameters', 'state'] + (['state_cell'] if p.mode == 'lstm' else []) \
+            + (['sequence_length'] if p.use_sequence_length else [])
 
     def outputs(self, p):
         names = ['output']
@@ -105,8 +107,7 @@ class RNN(OpSpec):
         unsupported = [name for name, value in (
             ('projection_size', p.projection_size), ('lstm_state_clip_min',
                                                       p.lstm_state_clip_min),
-            ('lstm_state_clip_max', p.lstm_state_clip_max),
-            ('use_sequence_length', p.use_sequence_length or None)) if value is not None]
+            ('lstm_state_clip_max', p.lstm_state_clip_max)) if value is not None]
         if unsupported:
             raise MXNetError(f"RNN: parameter(s) {unsupported} are not supported by this "
                              "implementation")
@@ -124,8 +125,10 @@ class RNN(OpSpec):
         t, n, i, h, num_layers, d, _ = _dims(p, dshape)
         shapes[1] = unify_shape(self, 'parameters', (param_size(p, i),), shapes[1])
         state = (num_layers * d, n, h)
+        names = self.arguments(p)
         for idx in range(2, len(shapes)):
-            shapes[idx] = unify_shape(self, self.arguments(p)[idx], state, shapes[idx])
+            want = (n,) if names[idx] == 'sequence_length' else state
+            shapes[idx] = unify_shape(self, names[idx], want, shapes[idx])
         if min(dshape) < 1:
             raise self.shape_error('data', 'seq_len, batch and input_size >= 1', tuple(dshape))
         reserve = (_rnn.reserve_size(p.mode, t, n, h, num_layers, p.bidirectional,
@@ -134,6 +137,9 @@ class RNN(OpSpec):
         return shapes, outs, []
 
     def infer_type(self, p, in_types):
+        if p.use_sequence_length:       # the lengths may be of any number type
+            ins, outs, aux = super().infer_type(p, in_types[:-1])
+            return ins + [in_types[-1] or ins[0]], outs, aux
         ins, outs, aux = super().infer_type(p, in_types)
         if ins[0] is not None and ins[0] not in ('float32', 'float64'):
             raise TypeError(f"RNN: data must be float32 or float64, got {ins[0]}")
@@ -144,6 +150,12 @@ class RNN(OpSpec):
         x = ins[0]
         t, n, _, h, num_layers, d, _ = _dims(p, x.shape)
         dropout = is_train and _has_masks(p)
+        if p.use_sequence_length:
+            if dropout:
+                raise MXNetError("RNN: dropout between layers (p > 0) together with "
+                                 "use_sequence_length is not supported in training")
+            rnn_lengths.push_forward(p, req, ins, outs)
+            return
         reserve = outs[-1]
         if dropout:
             offsets = _rnn.mask_offsets(p.mode, t, n, h, num_layers, p.bidirectional)
@@ -162,6 +174,9 @@ class RNN(OpSpec):
 
     # ------------------------------------------------------------ backward
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if p.use_sequence_length:
+            rnn_lengths.push_backward(p, req, out_grads, ins, in_grads)
+            return
         n_heads = self.num_visible_outputs(p)
         heads = list(out_grads[:n_heads]) + [None] * (3 - n_heads)
         grads = list(in_grads) + [None] * (4 - len(in_grads))
