@@ -25,8 +25,8 @@ GATES = {'lstm': 4, 'gru': 3, 'rnn_tanh': 1, 'rnn_relu': 1}
 def case(rng, mode, bidirectional, layers):
     t, n, i, h = 4, 3, 2, 3
     d = 2 if bidirectional else 1
-    size = sum(d * GATES[mode] * h * ((i if l == 0 else d * h) + h + 2)
-               for l in range(layers))
+    size = sum(d * GATES[mode] * h * ((i if layer == 0 else d * h) + h + 2)
+               for layer in range(layers))
     x = rng.uniform(-1, 1, (t, n, i))
     w = rng.uniform(-.5, .5, (size,))
     hx = rng.uniform(-1, 1, (layers * d, n, h))
