@@ -98,6 +98,7 @@ class _NormBase(OpSpec):
     """Shared shape checks and the backward push of the three layers."""
     backward_needs = ('out_grads', 'inputs', 'outputs')
     reduce = None           # axes of the (A, C, B) view that the statistics run over
+    relu = False            # BatchNormWithReLU: max(output, 0)
 
     def arguments(self, p):
         return ['data', 'gamma', 'beta']
@@ -162,8 +163,14 @@ class _NormBase(OpSpec):
                         _store(out, self.gamma_grad(p, dgamma), req[1])
                     else:
                         _store(out, dbeta, req[2])
-        _ndarray.push_numpy(run, [out_grads[0], ins[0], ins[1], outs[1], outs[2]],
-                            [g for _, g in targets], self.name + '_backward')
+        reads = [out_grads[0], ins[0], ins[1], outs[1], outs[2]]
+        if self.relu:                   # dy passes where the output is positive
+            reads.append(outs[0])
+            inner = run
+
+            def run(dy, x, gamma, mean, stat, y, *grads):
+                inner(dy * (y > 0), x, gamma, mean, stat, *grads)
+        _ndarray.push_numpy(run, reads, [g for _, g in targets], self.name + '_backward')
 
     def forward_std(self, p, req, ins, outs, axis):
         """y = (x - mean) / std * gamma + beta, the moments over `axis` of the (a, c, b)
@@ -211,8 +218,8 @@ class BatchNorm(_NormBase):
 
     def channel_axis(self, p, dshape):
         if p.eps <= 0:
-            raise ValueError(f"BatchNorm: eps must be positive, got eps={p.eps}")
-        return _axis('BatchNorm', p.axis, len(dshape))
+            raise ValueError(f"{self.name}: eps must be positive, got eps={p.eps}")
+        return _axis(self.name, p.axis, len(dshape))
 
     def stats_shape(self, p, dshape):
         return (dshape[self.channel_axis(p, dshape)],)
@@ -237,7 +244,7 @@ class BatchNorm(_NormBase):
         moving_mean, moving_var = aux
         a, c, b = self.view3(p, x.shape)
         update = is_train and not p.use_global_stats
-        eps, momentum, fix_gamma = p.eps, p.momentum, p.fix_gamma
+        eps, momentum, fix_gamma, relu = p.eps, p.momentum, p.fix_gamma, self.relu
 
         def run(xv, gv, bv, mm, mv, y, mean_out, invstd_out, *moving_out):
             x3 = xv.reshape(a, c, b)
@@ -253,13 +260,22 @@ class BatchNorm(_NormBase):
             invstd = 1.0 / np.sqrt(var + eps)
             scale = invstd if fix_gamma else gv * invstd
             shift = bv - mean * scale
-            _store(y.reshape(a, c, b), x3 * scale.reshape(1, c, 1) + shift.reshape(1, c, 1),
-                   req[0])
+            value = x3 * scale.reshape(1, c, 1) + shift.reshape(1, c, 1)
+            _store(y.reshape(a, c, b), np.maximum(value, 0) if relu else value, req[0])
             mean_out[...] = mean
             invstd_out[...] = invstd
         written = [moving_mean, moving_var] if update else []
         _ndarray.push_numpy(run, [x, gamma, beta, moving_mean, moving_var],
-                            [outs[0], outs[1], outs[2]] + written, 'BatchNorm')
+                            [outs[0], outs[1], outs[2]] + written, self.name)
+
+
+@register_op
+class BatchNormWithReLU(BatchNorm):
+    """contrib.BatchNormWithReLU: BatchNorm (same parameters, statistics and updates)
+    followed by ReLU, in one operator; the gradient passes where the output is positive.
+    MXNet 1.9.1's CPU build computes exactly relu(BatchNorm(...)) and its gradient."""
+    name = '_contrib_BatchNormWithReLU'
+    relu = True
 
 
 @register_op

@@ -60,7 +60,10 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
         if key in given:
             raise TypeError(f"{op_name}: input '{key}' given twice")
         given[key] = value
-    node_name = current_name().get(name, op_name.lower())
+    # MXNet names a contrib node after its short name (multiboxprior0, not
+    # _contrib_multiboxprior0); _linalg_/_random_ ops keep their prefix
+    hint = op_name[len('_contrib_'):] if op_name.startswith('_contrib_') else op_name
+    node_name = current_name().get(name, hint.lower())
     node_attrs = stored_attrs(current_attr().get(attr))
     inputs = []
     for slot in slots:

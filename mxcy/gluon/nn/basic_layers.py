@@ -181,12 +181,10 @@ class _BatchNorm(HybridBlock):
         super().cast(dtype)
 
     def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
-        out = F.BatchNorm(x, gamma, beta, running_mean, running_var, name='fwd',
+        # as MXNet, BatchNormReLU is one contrib.BatchNormWithReLU node
+        batch_norm = F.contrib.BatchNormWithReLU if self.fuse_relu else F.BatchNorm
+        return batch_norm(x, gamma, beta, running_mean, running_var, name='fwd',
                           **self._kwargs)
-        if self.fuse_relu:
-            # MXNet calls contrib.BatchNormWithReLU: the same values and gradients
-            out = F.relu(out)
-        return out
 
     def __repr__(self):
         in_channels = self.gamma.shape[0]
