@@ -8,7 +8,8 @@ from mxcy.operator import activation, norm, rnn, custom, init_ops  # noqa: F401
 from mxcy.operator import views, ctc, math_ops, shape_ops, init_range  # noqa: F401
 from mxcy.operator import array_ops, gather_ops, la_ops, random_ops, contrib_ops  # noqa: F401
 from mxcy.operator import nn_extra, spatial_ops, pdf_ops, contrib_nn, box_ops  # noqa: F401
-from mxcy.operator import optimizer_ops, optimizer_multi_ops  # noqa: F401
+from mxcy.operator import optimizer_ops, optimizer_multi_ops, deformable_ops  # noqa: F401
+from mxcy.operator import roi_pool_ops, hawkes_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
 from mxcy.operator.introspect import (get_all_registered_operators, get_operator_arguments,
                                       OperatorArguments)
