@@ -251,13 +251,7 @@ class Trainer:
                 continue
             for data, g in zip(param.list_data(), param.list_grad()):
                 if not fresh.get(id(g), False):
-                    raise UserWarning(
-                        f"Gradient of Parameter `{param.name}` on context {data.context} has "
-                        "not been updated by backward since last `step`. This could mean a "
-                        "bug in your model that made it only use a subset of the Parameters "
-                        "(Blocks) for this iteration. If you are intentionally only using a "
-                        "subset, call step with ignore_stale_grad=True to suppress this "
-                        "warning and skip updating of Parameters with stale gradient")
+                    raise _stale(param, data)
 
     # ------------------------------------------------------------ training steps
     def step(self, batch_size, ignore_stale_grad=False):
@@ -312,12 +306,13 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
-        fresh = self._fresh if self._fresh is not None else self._freshness()
+        fresh = self._fresh         # from allreduce_grads(); else each array's own flag
         self._fresh = None
         if self._kvstore is not None and self._update_on_kvstore:
             return          # the KVStore updated (and checked) in _allreduce_grads
-        self._check_stale(fresh, ignore_stale_grad)
+        # one pass: every stale gradient is refused before anything is updated or marked
         per_ctx = [([], [], []) for _ in self._updaters]
+        used = []
         for i, param in enumerate(self._params):
             if param.grad_req == 'null':
                 continue
@@ -326,11 +321,16 @@ class Trainer:
                 raise MXNetError(f"Trainer: Parameter '{param.name}' is on {len(datas)} "
                                  f"contexts, the Trainer was made for {len(self._updaters)}")
             for (idx, gs, ws), w, g in zip(per_ctx, datas, grads):
-                if fresh.get(id(g), False):
+                if (fresh.get(id(g), False) if fresh is not None else w._fresh_grad):
                     idx.append(i)
                     gs.append(g)
                     ws.append(w)
-            self._mark_used(param)
+                elif not ignore_stale_grad:
+                    raise _stale(param, w)
+            used.append(datas)
+        for datas in used:
+            for data in datas:
+                data._fresh_grad = False
         for updater, (idx, gs, ws) in zip(self._updaters, per_ctx):
             if idx:
                 updater(idx, gs, ws)
@@ -364,3 +364,12 @@ class Trainer:
         for updater in self._updaters:
             updater.optimizer = self._optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))
+
+
+def _stale(param, data):
+    return UserWarning(
+        f"Gradient of Parameter `{param.name}` on context {data.context} has not been "
+        "updated by backward since last `step`. This could mean a bug in your model that "
+        "made it only use a subset of the Parameters (Blocks) for this iteration. If you "
+        "are intentionally only using a subset, call step with ignore_stale_grad=True to "
+        "suppress this warning and skip updating of Parameters with stale gradient")
