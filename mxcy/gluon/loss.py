@@ -24,8 +24,11 @@ MXNet's NumPy-array mode (``npx.set_np()``) is not handled here.
 import math
 import numbers
 
+import numpy as np
+
 from mxcy import ndarray as _nd
 from mxcy.gluon.block import HybridBlock
+from mxcy.ndarray._gen import function as _function
 
 __all__ = ['Loss', 'L2Loss', 'L1Loss', 'SigmoidBinaryCrossEntropyLoss', 'SigmoidBCELoss',
            'SoftmaxCrossEntropyLoss', 'SoftmaxCELoss', 'KLDivLoss', 'CTCLoss', 'HuberLoss',
@@ -138,6 +141,10 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
 
 
+def _fused_ce(pred, label, axis):
+    return _function('_sparse_softmax_ce')(pred, label, axis=axis)
+
+
 class SoftmaxCrossEntropyLoss(Loss):
     """Cross-entropy of softmax(pred) along ``axis`` (pred taken as log-probabilities with
     ``from_logits=True``) against class indices (``sparse_label=True``) or a distribution
@@ -151,6 +158,12 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if F is _nd and self._sparse_label and not self._from_logits and \
+                pred.dtype in (np.float32, np.float64):
+            # imperative: log_softmax, pick and the negation as one recorded call
+            loss = _fused_ce(pred, label, axis=self._axis)
+            return self._per_sample(F, _apply_weighting(F, loss, self._weight,
+                                                        sample_weight))
         if not self._from_logits:
             pred = F.log_softmax(pred, axis=self._axis)
         if self._sparse_label:
