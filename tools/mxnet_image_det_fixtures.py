@@ -19,7 +19,6 @@ import json
 import os
 import random
 
-import cv2
 import mxnet as mx
 import numpy as np
 from mxnet.gluon.data.vision import transforms
