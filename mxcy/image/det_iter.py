@@ -144,7 +144,6 @@ class ImageDetIter(ImageIter):
                                  f"{label.shape}; the batch holds {labels.shape[1:]} per "
                                  "image (see reshape / sync_label_shape)")
             data[i] = self.postprocess_data(img)
-            labels[i] = -1.0
             labels[i, :label.shape[0]] = label
             i += 1
         return i

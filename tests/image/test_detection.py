@@ -66,10 +66,13 @@ def test_crop_keeps_boxes_consistent_with_the_pixels():
         assert where, seed
         y, x = where[0]
         # each surviving box, mapped back to the source, lies inside its original box
+        # and keeps more than min_eject_coverage of its area
         back = _pixel_boxes(label, ow, oh) + np.array([x, y, x, y])
         for row, box in zip(label, back):
             orig = _pixel_boxes(LABEL[LABEL[:, 0] == row[0]], w, h)
+            area = (box[2] - box[0]) * (box[3] - box[1])
             assert any(np.all(box[:2] >= o[:2] - 1e-3) and np.all(box[2:] <= o[2:] + 1e-3)
+                       and area > 0.3 * (o[2] - o[0]) * (o[3] - o[1]) - 1e-3
                        for o in orig), (seed, row)
     assert cropped > 10
 
