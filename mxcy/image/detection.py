@@ -51,6 +51,10 @@ class DetAugmenter:
         return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
     def __call__(self, src, label):
+        label = label.asnumpy() if isinstance(label, NDArray) else np.asarray(label)
+        if label.ndim != 2 or label.shape[1] < 5:
+            raise ValueError(f"{type(self).__name__}: label must have shape (objects, 5+), "
+                             f"rows [cls, xmin, ymin, xmax, ymax, ...], got {label.shape}")
         if isinstance(src, NDArray):
             out, label = self._apply(src.asnumpy(), label)
             return to_nd(out), label

@@ -36,6 +36,20 @@ def test_empty_boxes_are_dropped_and_rows_padded_with_minus_one():
     assert np.all(label[0, 1:] == -1)
 
 
+def test_shuffle_and_parts_keep_each_sample_with_its_label():
+    ref = batches(mx.image.ImageDetIter(5, (3, 8, 8), path_imgrec=REC, path_imgidx=IDX))
+    ref_rows = {tuple(lab.ravel()) for lab in ref[1][0]}
+    import random
+    random.seed(1)
+    it = mx.image.ImageDetIter(5, (3, 8, 8), path_imgrec=REC, path_imgidx=IDX, shuffle=True)
+    _, label, _ = batches(it)
+    assert {tuple(lab.ravel()) for lab in label[0]} == ref_rows
+    assert not np.array_equal(label[0], ref[1][0])
+    part = mx.image.ImageDetIter(2, (3, 8, 8), path_imgrec=REC, path_imgidx=IDX,
+                                 num_parts=2, part_index=1)
+    np.testing.assert_array_equal(part.next().label[0].asnumpy(), ref[1][0][2:4])
+
+
 def test_augmented_batches_keep_boxes_valid():
     import random
     random.seed(0)

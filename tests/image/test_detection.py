@@ -176,5 +176,7 @@ def test_bad_arguments_are_named():
         mx.image.DetRandomCropAug(area_range=(0.1,))
     with pytest.raises(TypeError, match='pad_val must be a number or a tuple'):
         mx.image.DetRandomPadAug(pad_val='gray')
+    with pytest.raises(ValueError, match=r'label must have shape \(objects, 5\+\).*got \(7,\)'):
+        mx.image.DetHorizontalFlipAug(1.0)(SRC, LABEL[0, :].tolist() + [1, 2])
     with pytest.raises(ValueError, match=r'data_shape must be \(channels, height, width\)'):
         mx.image.CreateDetAugmenter((30, 30))
