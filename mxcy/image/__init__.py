@@ -3,6 +3,7 @@
 from mxcy.image.image import (imdecode, imread, imresize, resize_short, fixed_crop,
                               random_crop, center_crop, color_normalize, random_size_crop,
                               scale_down, copyMakeBorder)
+from mxcy.image.rotate import imrotate, random_rotate
 from mxcy.image.augmenters import (Augmenter, SequentialAug, ResizeAug, ForceResizeAug,
                                    RandomCropAug, RandomSizedCropAug, CenterCropAug,
                                    RandomOrderAug, BrightnessJitterAug, ContrastJitterAug,
@@ -10,3 +11,7 @@ from mxcy.image.augmenters import (Augmenter, SequentialAug, ResizeAug, ForceRes
                                    LightingAug, ColorNormalizeAug, RandomGrayAug,
                                    HorizontalFlipAug, CastAug, CreateAugmenter)
 from mxcy.image.image_iter import ImageIter
+from mxcy.image.detection import (DetAugmenter, DetBorrowAug, DetRandomSelectAug,
+                                  DetHorizontalFlipAug, DetRandomCropAug, DetRandomPadAug,
+                                  CreateMultiRandCropAugmenter, CreateDetAugmenter)
+from mxcy.image.det_iter import ImageDetIter

@@ -122,6 +122,10 @@ class ImageIter(DataIter):
             seq.append(key)
         return imglist, seq
 
+    def _empty_labels(self):
+        """A new label batch, before it is filled."""
+        return np.zeros(self.provide_label[0].shape, dtype=np.float32)
+
     def reset(self):
         """Rewind (and reshuffle when shuffle=True)."""
         if self.seq is not None and self.shuffle:
@@ -213,7 +217,7 @@ class ImageIter(DataIter):
         if not self._allow_read:
             raise StopIteration
         data = np.zeros(self.provide_data[0].shape, dtype=self.dtype)
-        labels = np.zeros(self.provide_label[0].shape, dtype=np.float32)
+        labels = self._empty_labels()
         start = 0
         if self._cache is not None:
             cdata, clabels = self._cache

@@ -16,8 +16,10 @@ from mxcy.io.mx_data_iter import MXDataIter
 from mxcy.io.wrappers import PrefetchingIter, ResizeIter
 from mxcy.io.digits import prepare_digits
 from mxcy.io.image_record import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
+from mxcy.io.image_det_record import ImageDetRecordIter
 
-__all__ = ['CSVIter', 'DataBatch', 'DataDesc', 'DataIter', 'ImageRecordInt8Iter',
+__all__ = ['CSVIter', 'DataBatch', 'DataDesc', 'DataIter', 'ImageDetRecordIter',
+           'ImageRecordInt8Iter',
            'ImageRecordIter', 'ImageRecordUInt8Iter', 'LibSVMIter', 'MNISTIter',
            'MXDataIter', 'NDArrayIter',
            'PrefetchingIter', 'ResizeIter', 'create', 'prepare_digits', 'read_idx',

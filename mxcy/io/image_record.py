@@ -106,13 +106,14 @@ def _part_offsets(offsets, size, num_parts, part_index):
 class ImageRecordIter(DataIter):
     """Batches of decoded, cropped and normalised images from a ``.rec`` file."""
     _out_dtype = np.float32
+    _args = _ARGS
 
     def __init__(self, **kwargs):
-        unknown = sorted(set(kwargs) - set(_ARGS))
+        unknown = sorted(set(kwargs) - set(self._args))
         if unknown:
             raise TypeError(f"{type(self).__name__}: unsupported argument(s) {unknown}; "
-                            f"supported: {sorted(_ARGS)}")
-        p = dict(_ARGS, **kwargs)
+                            f"supported: {sorted(self._args)}")
+        p = dict(self._args, **kwargs)
         if not p['path_imgrec']:
             raise ValueError(f"{type(self).__name__}: path_imgrec is required")
         if p['data_shape'] is None or p['batch_size'] is None:
@@ -143,8 +144,7 @@ class ImageRecordIter(DataIter):
         nch = shape[0]
         self._mean = np.array([p['mean_r'], p['mean_g'], p['mean_b']][:nch], np.float32)
         self._std = np.array([p['std_r'], p['std_g'], p['std_b']][:nch], np.float32)
-        self._lw = int(p['label_width'])
-        lshape = (self.batch_size,) if self._lw == 1 else (self.batch_size, self._lw)
+        lshape = self._label_shape()
         self.provide_data = [DataDesc(p['data_name'], (self.batch_size,) + shape,
                                       self._out_dtype)]
         self.provide_label = [DataDesc(p['label_name'], lshape, np.float32)]
@@ -157,6 +157,10 @@ class ImageRecordIter(DataIter):
         self._aug_rng = random.Random(p['seed'] if p['seed_aug'] is None else p['seed_aug'])
         self._queue = deque()
         self.reset()
+
+    def _label_shape(self):
+        self._lw = int(self._p['label_width'])
+        return (self.batch_size,) if self._lw == 1 else (self.batch_size, self._lw)
 
     def _index_offsets(self, idx_path):
         offsets = []

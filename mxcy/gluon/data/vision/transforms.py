@@ -17,11 +17,13 @@ from mxcy.gluon.block import Block, HybridBlock
 from mxcy.gluon.nn import HybridSequential, Sequential
 from mxcy.image import image as _img
 from mxcy.image.augmenters import HueJitterAug, LightingAug, _PCA_EIGVAL, _PCA_EIGVEC
+from mxcy.gluon.data.vision._rotate import RandomRotation, Rotate
 
 __all__ = ['Compose', 'HybridCompose', 'Cast', 'ToTensor', 'Normalize', 'Resize',
            'CenterCrop', 'RandomResizedCrop', 'CropResize', 'RandomFlipLeftRight',
            'RandomFlipTopBottom', 'RandomBrightness', 'RandomContrast', 'RandomSaturation',
-           'RandomHue', 'RandomColorJitter', 'RandomLighting', 'RandomApply']
+           'RandomHue', 'RandomColorJitter', 'RandomLighting', 'RandomApply', 'Rotate',
+           'RandomRotation']
 
 _GRAY = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
