@@ -31,11 +31,18 @@ class _sparse_softmax_ce(OpSpec):
     def num_visible_outputs(self, p):
         return 1
 
+    _cache = {}
+
     def _parts(self, p, shape):
+        """(log_softmax, its params, pick, its params) for the axis (built once per axis)."""
         ax = check_axis(self, p.axis, shape)
-        return (get_op('log_softmax'), Params({'axis': ax, 'temperature': None, 'dtype': None,
-                                               'use_length': False}),
+        parts = self._cache.get(ax)
+        if parts is None:
+            parts = self._cache[ax] = (
+                get_op('log_softmax'), Params({'axis': ax, 'temperature': None,
+                                               'dtype': None, 'use_length': False}),
                 get_op('pick'), Params({'axis': ax, 'keepdims': True, 'mode': 'clip'}))
+        return parts
 
     def infer_shape(self, p, in_shapes):
         ls, ls_p, pick, pick_p = self._parts(p, in_shapes[0]) if in_shapes[0] else \
