@@ -162,7 +162,10 @@ def reset_arrays(*data, **kwargs):
         raise ValueError(f"reset_arrays: num_arrays={num} but {len(data)} arrays given")
     for i, a in enumerate(data):
         check_nd(a, 'reset_arrays', f'data[{i}]')
-        a[:] = 0
+    from mxcy.operator import get_op      # the one declaration (it also gives sym's)
+    from mxcy.operator._params import Params
+    get_op('reset_arrays').forward(Params({'num_arrays': num}), False, [], list(data), [],
+                                   [])
 
 
 def get_oshape_of_gather_nd_op(dshape, ishape):
