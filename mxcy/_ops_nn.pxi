@@ -69,12 +69,17 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
                 dx[i] = dy[i] * (v[i] * (1 - v[i]))
         return
     if op == G_RELU:
+        # dy is loaded whatever the sign (a select, not a branch): a conditional load
+        # keeps GCC from if-converting, and half-zero activations then mispredict half the
+        # time (7 ns an element instead of a vector loop)
         if add:
             for i in range(n):
-                dx[i] += dy[i] if v[i] > 0 else 0
+                g = dy[i]
+                dx[i] += g if v[i] > 0 else 0
         else:
             for i in range(n):
-                dx[i] = dy[i] if v[i] > 0 else 0
+                g = dy[i]
+                dx[i] = g if v[i] > 0 else 0
         return
     for i in range(n):
         g = <real_t>(dy[i] * dact(v[i], op)) if v != NULL else dy[i]

@@ -27,24 +27,40 @@ cdef struct OptimArgs:
 
 cdef void optim_typed(real_t* w, real_t* g, real_t* s1, real_t* s2, OptimArgs* a,
                       int64_t lo, int64_t hi) noexcept nogil:
+    # Every setting is copied into a local first and each rule has its own branch-free
+    # loop: the build has -fno-strict-aliasing, so a field read through `a` inside a loop
+    # that stores through w would be reloaded every element and keep the loop scalar.
     cdef int64_t i
     cdef real_t lr = <real_t>a.lr, wd = <real_t>a.wd, rs = <real_t>a.rescale
     cdef real_t c = <real_t>a.clip, mom = <real_t>a.momentum
     cdef real_t b1 = <real_t>a.beta1, b2 = <real_t>a.beta2, eps = <real_t>a.eps
-    cdef real_t gi
+    cdef real_t gi, mi
+    cdef int kind = a.kind
     cdef bint clipping = a.clip > 0
-    if a.kind == OPT_SGD or a.kind == OPT_SGD_MOM:
-        # g = clip(rescale * g) + wd * w; w -= lr * g  |  m = mom * m - lr * g; w += m
-        for i in range(lo, hi):
-            gi = rs * g[i]
-            if clipping:
+    if kind == OPT_SGD:
+        # g = clip(rescale * g) + wd * w; w -= lr * g
+        if clipping:
+            for i in range(lo, hi):
+                gi = rs * g[i]
                 gi = c if gi > c else (-c if gi < -c else gi)
-            gi = gi + wd * w[i]
-            if a.kind == OPT_SGD:
-                w[i] = w[i] - lr * gi
-            else:
-                s1[i] = mom * s1[i] - lr * gi
-                w[i] = w[i] + s1[i]
+                w[i] = w[i] - lr * (gi + wd * w[i])
+        else:
+            for i in range(lo, hi):
+                w[i] = w[i] - lr * (rs * g[i] + wd * w[i])
+    elif kind == OPT_SGD_MOM:
+        # m = mom * m - lr * (clip(rescale * g) + wd * w); w += m
+        if clipping:
+            for i in range(lo, hi):
+                gi = rs * g[i]
+                gi = c if gi > c else (-c if gi < -c else gi)
+                mi = mom * s1[i] - lr * (gi + wd * w[i])
+                s1[i] = mi
+                w[i] = w[i] + mi
+        else:
+            for i in range(lo, hi):
+                mi = mom * s1[i] - lr * (rs * g[i] + wd * w[i])
+                s1[i] = mi
+                w[i] = w[i] + mi
     else:
         # g = clip(rescale * g + wd * w); m, v moving moments; w -= lr * m / (sqrt(v) + eps)
         for i in range(lo, hi):
