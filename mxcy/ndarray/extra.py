@@ -163,6 +163,7 @@ def reset_arrays(*data, **kwargs):
     for i, a in enumerate(data):
         check_nd(a, 'reset_arrays', f'data[{i}]')
         a[:] = 0
+    return []       # MXNet's generated function returns its (empty) list of outputs
 
 
 def get_oshape_of_gather_nd_op(dshape, ishape):
