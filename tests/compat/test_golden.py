@@ -39,7 +39,11 @@ TOL = {'float64': (1e-9, 1e-12), 'float32': (2e-5, 1e-6), 'float16': (4e-3, 4e-3
 _F32_CONSTANTS = "MXNet computes this float64 op with float32 constants (~1e-7 relative)"
 LOOSER = {'degrees': (2e-7, _F32_CONSTANTS), 'radians': (2e-7, _F32_CONSTANTS),
           'erf': (2e-7, _F32_CONSTANTS), 'erfinv': (2e-7, _F32_CONSTANTS),
-          'hard_sigmoid': (2e-7, _F32_CONSTANTS),
+          'hard_sigmoid': (2e-7, _F32_CONSTANTS), 'LeakyReLU': (2e-7, _F32_CONSTANTS),
+          'random_pdf_normal': (2e-7, _F32_CONSTANTS),
+          'random_pdf_gamma': (1e-6, _F32_CONSTANTS + " and its digamma"),
+          'random_pdf_dirichlet': (1e-5, "MXNet's float64 digamma (the Dirichlet density's "
+                                         "gradient) is a float32-accurate series"),
           'gamma': (3e-6, "MXNet's float64 digamma (gamma's gradient) is a float32-accurate "
                           "series (~1e-6 relative)"),
           'gammaln': (3e-6, "MXNet's float64 digamma (gammaln's gradient) is a float32-"
@@ -53,11 +57,14 @@ KNOWN_DIFFERENCES = {
                                    "[low, high]; the uniform density there is 0",
     ('random_pdf_uniform', 'log'): "MXNet returns -log(high-low) for samples outside "
                                    "[low, high]; the log density there is -inf",
+    ('random_pdf_uniform', 'f32_64'): "the f32 case in float64 (the same MXNet error)",
 }
 # (op, case) -> reason. Mismatches in operators another branch owns (BatchNorm and the
 # convolution/pooling kernels, mxcy/operator/norm.py and conv.py): reported, not fixed here.
 REPORTED_ELSEWHERE = {
     ('Pooling', 'lp2'): "mxcy's Pooling lacks pool_type='lp' (p_value): conv.py",
+    ('Pooling', 'max_16'): "mxcy's Pooling kernel has no float16 loop (KeyError in "
+                           "_conv.pyx): conv.py",
 }
 # manifest names with no golden case by design: MXNet's optimizer update ops have their own
 # golden tests (tests/optimizer), and mx.nd.contrib is outside this file's scope
@@ -93,8 +100,9 @@ def _as_list(out):
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
-def _compare(op, case, what, got, want):
-    """Fail naming op, case, output/gradient and the max error."""
+def _compare(op, case, what, got, want, half=False):
+    """Fail naming op, case, output/gradient and the max error. ``half``: the case has
+    float16 inputs, whose precision bounds the agreement of any output."""
     label = f'{op}[{case}] {what}'
     assert got.shape == want.shape, f'{label}: shape {got.shape}, MXNet {want.shape}'
     assert got.dtype == want.dtype, f'{label}: dtype {got.dtype}, MXNet {want.dtype}'
@@ -106,7 +114,7 @@ def _compare(op, case, what, got, want):
                                f'(first at {np.argwhere(bad)[0].tolist()}: {got[bad][0]} '
                                f'vs MXNet {want[bad][0]})')
         return
-    rtol, atol = TOL[str(want.dtype)]
+    rtol, atol = TOL['float16' if half else str(want.dtype)]
     if op in LOOSER and want.dtype == np.float64:
         rtol = LOOSER[op][0]
     g, w = got.astype(np.float64), want.astype(np.float64)
@@ -139,8 +147,9 @@ def _check_value_case(k, rec):
         outs = _as_list(_call(_resolve(op), args, _params(rec['params']), rec['call']))
     assert len(outs) == rec['n_out'], f'{op}[{case}]: {len(outs)} outputs, MXNet ' \
                                       f'{rec["n_out"]}'
+    half = any(spec.get('dtype') == 'float16' for spec in rec['inputs'])
     for j, o in enumerate(outs):
-        _compare(op, case, f'output {j}', o.asnumpy(), _arr(f'{k}/out{j}'))
+        _compare(op, case, f'output {j}', o.asnumpy(), _arr(f'{k}/out{j}'), half)
     if not rec['grads']:
         return
     heads = [mx.nd.array(_arr(f'{k}/head{j}'), dtype=_arr(f'{k}/head{j}').dtype)
@@ -149,7 +158,7 @@ def _check_value_case(k, rec):
     for j, on in enumerate(grads_on):
         if on:
             _compare(op, case, f'gradient of input {j}', args[j].grad.asnumpy(),
-                     _arr(f'{k}/grad{j}'))
+                     _arr(f'{k}/grad{j}'), half)
 
 
 def _value_params():
