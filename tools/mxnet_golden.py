@@ -42,7 +42,7 @@ from mxnet_golden_table import CASES, SAMPLERS, UNCOVERED  # noqa: E402
 
 ROOT = os.path.join(HERE, '..')
 OUT = os.path.join(ROOT, 'tests', 'compat', 'golden')
-SHUFFLES = 400
+SHUFFLES = 2000
 
 
 def _rng(*names):

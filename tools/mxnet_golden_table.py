@@ -407,40 +407,40 @@ for _op, _cases in CASES.items():
         _cases += [_with_dtype(_cases[0], 'float64'), _with_dtype(_cases[0], 'float16')]
 
 SAMPLERS = {
-    'random.uniform': [C('scalar', low=-1.0, high=3.0, shape=(20000,)),
-                       C('arrays', L([0.0, 2.0]), L([1.0, 5.0]), shape=(20000,))],
-    'random.normal': [C('scalar', loc=1.0, scale=2.0, shape=(20000,)),
-                      C('arrays', L([0.0, -2.0]), L([1.0, 0.5]), shape=(20000,))],
-    'random.gamma': [C('scalar', alpha=2.0, beta=0.5, shape=(20000,))],
-    'random.exponential': [C('scalar', scale=2.0, shape=(20000,))],
-    'random.poisson': [C('scalar', lam=3.0, shape=(20000,))],
-    'random.negative_binomial': [C('scalar', k=3, p=0.4, shape=(20000,))],
-    'random.generalized_negative_binomial': [C('scalar', mu=2.0, alpha=0.5, shape=(20000,))],
-    'random.randint': [C('scalar', low=-2, high=5, shape=(20000,), dtype='int32')],
-    'random.randn': [C('scalar', S(20000), loc=1.0, scale=0.5)],
-    'random.multinomial': [C('probs', L([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), shape=20000)],
+    'random.uniform': [C('scalar', low=-1.0, high=3.0, shape=(100000,)),
+                       C('arrays', L([0.0, 2.0]), L([1.0, 5.0]), shape=(100000,))],
+    'random.normal': [C('scalar', loc=1.0, scale=2.0, shape=(100000,)),
+                      C('arrays', L([0.0, -2.0]), L([1.0, 0.5]), shape=(100000,))],
+    'random.gamma': [C('scalar', alpha=2.0, beta=0.5, shape=(100000,))],
+    'random.exponential': [C('scalar', scale=2.0, shape=(100000,))],
+    'random.poisson': [C('scalar', lam=3.0, shape=(100000,))],
+    'random.negative_binomial': [C('scalar', k=3, p=0.4, shape=(100000,))],
+    'random.generalized_negative_binomial': [C('scalar', mu=2.0, alpha=0.5, shape=(100000,))],
+    'random.randint': [C('scalar', low=-2, high=5, shape=(100000,), dtype='int32')],
+    'random.randn': [C('scalar', S(100000), loc=1.0, scale=0.5)],
+    'random.multinomial': [C('probs', L([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), shape=100000)],
     'random.shuffle': [C('position0', L(list(range(8))))],
-    'sample_multinomial': [C('probs', L([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), shape=20000)],
+    'sample_multinomial': [C('probs', L([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), shape=100000)],
     'shuffle': [C('position0', L(list(range(8))))],
 }
 for _d, _kw in (('uniform', dict(low=-1.0, high=3.0)), ('normal', dict(loc=1.0, scale=2.0)),
                 ('gamma', dict(alpha=2.0, beta=0.5)), ('exponential', dict(lam=2.0)),
                 ('poisson', dict(lam=3.0)), ('negative_binomial', dict(k=3, p=0.4)),
                 ('generalized_negative_binomial', dict(mu=2.0, alpha=0.5))):
-    SAMPLERS[f'random.{_d}_like'] = [C('like', Z(20000), **_kw)]
-    SAMPLERS['random_' + _d] = [C('scalar', shape=(20000,), **_kw)]
+    SAMPLERS[f'random.{_d}_like'] = [C('like', Z(100000), **_kw)]
+    SAMPLERS['random_' + _d] = [C('scalar', shape=(100000,), **_kw)]
     if _d == 'normal':
-        SAMPLERS['normal'] = [C('scalar', shape=(20000,), **_kw)]
+        SAMPLERS['normal'] = [C('scalar', shape=(100000,), **_kw)]
     if _d == 'uniform':
-        SAMPLERS['uniform'] = [C('scalar', shape=(20000,), **_kw)]
-SAMPLERS['random_randint'] = [C('scalar', low=-2, high=5, shape=(20000,), dtype='int32')]
+        SAMPLERS['uniform'] = [C('scalar', shape=(100000,), **_kw)]
+SAMPLERS['random_randint'] = [C('scalar', low=-2, high=5, shape=(100000,), dtype='int32')]
 for _d, _ins in (('uniform', (L([0.0, 2.0]), L([1.0, 5.0]))),
                  ('normal', (L([0.0, -2.0]), L([1.0, 0.5]))),
                  ('gamma', (L([2.0, 0.5]), L([0.5, 2.0]))), ('exponential', (L([2.0, 0.5]),)),
                  ('poisson', (L([3.0, 0.5]),)),
                  ('negative_binomial', (L([3.0, 1.0]), L([0.4, 0.8]))),
                  ('generalized_negative_binomial', (L([2.0, 1.0]), L([0.5, 0.1])))):
-    SAMPLERS['sample_' + _d] = [C('rows', *_ins, shape=(20000,))]
+    SAMPLERS['sample_' + _d] = [C('rows', *_ins, shape=(100000,))]
 
 _NOT_OP = "not an operator (file/DLPack/engine helper): no values to compare"
 UNCOVERED = {

@@ -195,8 +195,9 @@ def _sampler_input(spec):
 @pytest.mark.parametrize('rec', INDEX['samplers'],
                          ids=[f"{r['op']}[{r['case']}]" for r in INDEX['samplers']])
 def test_sampler_moments_match_mxnet(rec):
-    """Mean and variance per parameter row agree with MXNet's within 6 standard errors of
-    the difference (from both libraries' variance and fourth moment over n draws)."""
+    """Mean and variance per parameter row agree with MXNet's within 5 standard errors of
+    the difference (from both libraries' variance and fourth moment over n draws: 1e5
+    draws, so a 10% error in a variance or a 0.05-sd shift of a mean fails)."""
     op = rec['op']
     mx.random.seed(1234)
     args = [_sampler_input(s) for s in rec['inputs']]
@@ -214,9 +215,9 @@ def test_sampler_moments_match_mxnet(rec):
                                                     rec['m4'])):
         se_mean = math.sqrt((v + wv) / n)
         se_var = math.sqrt(max(q - v * v, 0) / n + max(wq - wv * wv, 0) / n)
-        assert abs(m - wm) <= 6 * se_mean + 1e-9, \
+        assert abs(m - wm) <= 5 * se_mean + 1e-9, \
             f'{op}[{rec["case"]}] row {row}: mean {m:.5g}, MXNet {wm:.5g} (se {se_mean:.3g})'
-        assert abs(v - wv) <= 6 * se_var + 1e-9, \
+        assert abs(v - wv) <= 5 * se_var + 1e-9, \
             f'{op}[{rec["case"]}] row {row}: variance {v:.5g}, MXNet {wv:.5g} (se {se_var:.3g})'
 
 
