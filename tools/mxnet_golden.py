@@ -189,7 +189,7 @@ def run_sampler_case(op, case):
     if op.endswith('shuffle'):
         draws = np.array([fn(*args, **params).asnumpy()[0] for _ in range(SHUFFLES)])
     else:
-        draws = call(fn, args, params, case['call']).asnumpy()
+        draws = as_list(call(fn, args, params, case['call']))[0].asnumpy()
     rec = {'op': op, 'case': case['n'], 'params': case['p'], 'call': case['call'],
            'inputs': [_sampler_input(s, x) for s, x in zip(case['i'], raw)],
            'out_dtype': str(draws.dtype)}

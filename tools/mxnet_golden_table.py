@@ -393,6 +393,100 @@ CASES['ones'] = [C('int', shape=(2, 3), dtype='int32', g=False),
 CASES['reset_arrays'] = [C('two', U(2, 3), U(3), num_arrays=2, g=False)]
 
 
+# ---------------------------------------------------------------- mx.nd.contrib
+_ANCH = [[[0.1, 0.1, 0.4, 0.5], [0.3, 0.2, 0.8, 0.6], [0.5, 0.5, 0.9, 0.9]]]
+_BOXES = [[[0, 0.9, 0.1, 0.1, 0.5, 0.5], [0, 0.8, 0.12, 0.1, 0.52, 0.5],
+           [1, 0.7, 0.1, 0.1, 0.5, 0.5], [0, 0.6, 0.6, 0.6, 0.9, 0.9],
+           [-1, 0.5, 0.0, 0.0, 0.2, 0.2]]]
+CASES.update({
+    'contrib.AdaptiveAvgPooling2D': [C('f32', U(1, 2, 5, 5), output_size=(2, 3)),
+                                     C('square', U(2, 1, 4, 4), output_size=2)],
+    'contrib.BilinearResize2D': [C('up', U(1, 2, 3, 4), height=5, width=6),
+                                 C('down', U(1, 1, 5, 5), height=3, width=2)],
+    'contrib.BatchNormWithReLU': [C('eval', U(2, 3, 2, 2), P(3), U(3), U(3), P(3),
+                                    fix_gamma=False, use_global_stats=True)],
+    'contrib.CTCLoss': CASES['CTCLoss'], 'contrib.ctc_loss': CASES['CTCLoss'],
+    'contrib.DeformableConvolution': [C('f32', U(1, 2, 4, 4), U(1, 18, 2, 2), U(3, 2, 3, 3),
+                                        kernel=(3, 3), num_filter=3, no_bias=True)],
+    'contrib.ModulatedDeformableConvolution': [
+        C('f32', U(1, 2, 4, 4), U(1, 18, 2, 2), P(1, 9, 2, 2), U(3, 2, 3, 3), U(3),
+          kernel=(3, 3), num_filter=3)],
+    'contrib.DeformablePSROIPooling': [
+        C('no_trans', U(1, 8, 6, 6), L([[0, 0, 0, 4, 5], [0, 1, 2, 5, 5]]), spatial_scale=1.0,
+          output_dim=2, group_size=2, pooled_size=2, no_trans=True)],
+    'contrib.PSROIPooling': [C('f32', U(1, 8, 6, 6), L([[0, 0, 0, 4, 5], [0, 1, 2, 5, 5]]),
+                               spatial_scale=1.0, output_dim=2, pooled_size=2)],
+    'contrib.ROIAlign': [C('f32', U(1, 2, 6, 6), L([[0, 0.5, 0.5, 4.2, 3.7],
+                                                    [0, 1.1, 2.0, 5.3, 5.5]]),
+                           pooled_size=(2, 2), spatial_scale=1.0, sample_ratio=2),
+                         C('aligned', U(1, 1, 5, 5), L([[0, 0.7, 0.3, 3.8, 4.1]]),
+                           pooled_size=(3, 2), spatial_scale=0.5, aligned=True)],
+    'contrib.RROIAlign': [C('f32', U(1, 2, 6, 6), L([[0, 3.0, 3.0, 3.0, 2.0, 30.0]]),
+                            pooled_size=(2, 2), spatial_scale=1.0, sampling_ratio=2, g=False)],
+    'contrib.MultiBoxPrior': [C('f32', U(1, 2, 3, 3), sizes=(0.5, 0.25), ratios=(1, 2), g=False),
+                              C('clip_steps', U(1, 1, 2, 4), sizes=(0.6,), clip=True,
+                                steps=(0.4, 0.3), offsets=(0.5, 0.4), g=False)],
+    'contrib.MultiBoxTarget': [C('f32', L(_ANCH), L([[[0, 0.1, 0.1, 0.45, 0.5],
+                                                      [1, 0.5, 0.45, 0.9, 0.85]]]),
+                                 U(1, 3, 3), g=False)],
+    'contrib.MultiBoxDetection': [C('f32', L([[[0.1, 0.2, 0.7], [0.6, 0.3, 0.1],
+                                               [0.3, 0.5, 0.2]]]), U(1, 12, s=0.2), L(_ANCH),
+                                    g=False, threshold=0.05)],
+    'contrib.Proposal': [C('f32', P(1, 6, 3, 3), U(1, 12, 3, 3, s=0.2), L([[48.0, 48.0, 1.0]]),
+                           scales=(2.0, 4.0, 8.0), ratios=(1.0,), feature_stride=16,
+                           rpn_pre_nms_top_n=12, rpn_post_nms_top_n=4, rpn_min_size=1,
+                           g=False)],
+    'contrib.MultiProposal': [C('f32', P(2, 6, 3, 3), U(2, 12, 3, 3, s=0.2),
+                                L([[48.0, 48.0, 1.0], [40.0, 44.0, 1.0]]),
+                                scales=(2.0, 4.0, 8.0), ratios=(1.0,), feature_stride=16,
+                                rpn_pre_nms_top_n=12, rpn_post_nms_top_n=4, rpn_min_size=1,
+                                g=False)],
+    'contrib.allclose': [C('close', U(2, 3), U(2, 3), rtol=10.0, atol=1.0, g=False),
+                         C('far', U(2, 3), U(2, 3), g=False)],
+    'contrib.arange_like': [C('flat', U(2, 3), start=1.0, step=0.5, g=False),
+                            C('axis', U(2, 3), axis=-1, g=False)],
+    'contrib.bipartite_matching': [C('f32', U(3, 4), threshold=-0.5, g=False),
+                                   C('asc', U(2, 3, 2), threshold=0.5, is_ascend=True,
+                                     g=False)],
+    'contrib.boolean_mask': [C('rows', U(4, 3), L([1, 0, 1, 1])),   # MXNet: axis 0 only
+                             C('none', U(2, 3), L([0, 0]))],
+    'contrib.box_iou': [C('corner', L([[0.1, 0.1, 0.5, 0.5], [0.2, 0.3, 0.9, 0.7]]),
+                          L([[0.1, 0.2, 0.4, 0.6], [0.0, 0.0, 1.0, 1.0], [0.6, 0.6, 0.7, 0.8]]),
+                          g=False),
+                        C('center', L([[0.3, 0.3, 0.4, 0.4]]), L([[0.35, 0.3, 0.2, 0.5]]),
+                          format='center', g=False)],
+    'contrib.box_decode': [C('f32', U(1, 3, 4, s=0.3), L(_ANCH), std0=0.1, std1=0.1,
+                             std2=0.2, std3=0.2)],
+    'contrib.box_encode': [C('f32', L([[1, 1, -1]]), L([[0, 1, 0]]), L(_ANCH),
+                             L([[[0.1, 0.1, 0.45, 0.5], [0.5, 0.45, 0.9, 0.85]]]),
+                             L([0.0, 0.0, 0.0, 0.0]), L([0.1, 0.1, 0.2, 0.2]), g=False)],
+    'contrib.div_sqrt_dim': [C('f32', U(2, 3, 4))],
+    'contrib.gradientmultiplier': [C('f32', U(2, 3), scalar=-0.5)],
+    'contrib.quadratic': [C('f32', U(2, 3), a=0.5, b=-1.0, c=2.0)],
+    'contrib.round_ste': [C('f32', U(2, 3, s=3))],
+    'contrib.sign_ste': [C('f32', U(2, 3))],
+    'contrib.index_array': [C('all', U(2, 3), g=False), C('axes', U(2, 3, 2), axes=(0, -1),
+                                                          g=False)],
+    'contrib.index_copy': [C('f32', U(5, 3), L([0, 3], dt='int64'), U(2, 3))],
+    'contrib.isfinite': [C('f32', L([[1.0, float('inf'), float('nan')], [-float('inf'), 0, 2]]),
+                           g=False)],
+    'contrib.hawkesll': [C('f32', P(2, 3), P(3), P(3), U(2, 3, s=0.1), P(2, 4),
+                           I(0, 3, 2, 4, dt='int32'), L([3.0, 4.0]), L([10.0, 12.0]))],
+    'contrib.interleaved_matmul_selfatt_qk': [C('f32', U(3, 2, 12), heads=2)],
+    'contrib.interleaved_matmul_selfatt_valatt': [C('f32', U(3, 2, 12), U(4, 3, 3),
+                                                    heads=2)],
+    'contrib.interleaved_matmul_encdec_qk': [C('f32', U(3, 2, 4), U(5, 2, 8), heads=2)],
+    'contrib.interleaved_matmul_encdec_valatt': [C('f32', U(5, 2, 8), U(4, 3, 5), heads=2)],
+})
+CASES['contrib.box_nms'] = [C('f32', L(_BOXES, grad=True), overlap_thresh=0.5, coord_start=2,
+                              score_index=1, id_index=0, topk=-1),
+                            C('force', L(_BOXES, grad=True), overlap_thresh=0.3,
+                              coord_start=2, score_index=1, id_index=0, force_suppress=True,
+                              valid_thresh=0.55)]
+CASES['contrib.box_non_maximum_suppression'] = CASES['contrib.box_nms']
+CASES['contrib.isinf'] = CASES['contrib.isfinite']
+CASES['contrib.isnan'] = CASES['contrib.isfinite']
+
 
 def _with_dtype(case, dt):
     ins = [dict(x, dt=dt) if x.get('dt') == 'float32' else x for x in case['i']]
@@ -422,6 +516,8 @@ SAMPLERS = {
     'random.shuffle': [C('position0', L(list(range(8))))],
     'sample_multinomial': [C('probs', L([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), shape=100000)],
     'shuffle': [C('position0', L(list(range(8))))],
+    # the sampled classes (output 0); the expected counts are checked as values below
+    'contrib.rand_zipfian': [C('classes', L([1.0, 3.0]), num_sampled=100000, range_max=20)],
 }
 for _d, _kw in (('uniform', dict(low=-1.0, high=3.0)), ('normal', dict(loc=1.0, scale=2.0)),
                 ('gamma', dict(alpha=2.0, beta=0.5)), ('exponential', dict(lam=2.0)),
@@ -443,6 +539,8 @@ for _d, _ins in (('uniform', (L([0.0, 2.0]), L([1.0, 5.0]))),
     SAMPLERS['sample_' + _d] = [C('rows', *_ins, shape=(100000,))]
 
 _NOT_OP = "not an operator (file/DLPack/engine helper): no values to compare"
+_CONTROL = ("control flow over a Python function (contrib.cond/foreach/while_loop): no "
+            "fixed operator to record; tests/contrib runs it against MXNet's semantics")
 UNCOVERED = {
     'NDArray': "the array class, not an operator",
     'Custom': "runs a user-registered CustomOp: needs a Python op class (tests/operator)",
@@ -457,4 +555,5 @@ UNCOVERED = {
     'get_indexing_dispatch_code': "MXNet's private indexing helper (exclusions.py)",
     'indexing_key_expand_implicit_axes': "MXNet's private indexing helper (exclusions.py)",
     'get_oshape_of_gather_nd_op': "shape helper of gather_nd, not an operator",
+    'contrib.cond': _CONTROL, 'contrib.foreach': _CONTROL, 'contrib.while_loop': _CONTROL,
 }
