@@ -390,6 +390,13 @@ CASES['full'] = [C('f64', shape=(2, 3), val=1.5, dtype='float64', g=False)]
 CASES['zeros'] = [C('f32', shape=(2, 3), g=False)]
 CASES['ones'] = [C('int', shape=(2, 3), dtype='int32', g=False),
                  C('size0', shape=(2, 0), g=False)]
+# RNN: one packed parameter vector (per layer and direction: W_x, W_h, then b_x, b_h)
+CASES['RNN'] = [C('tanh', U(3, 2, 3), U(14), U(1, 2, 2), state_size=2, num_layers=1,
+                  mode='rnn_tanh'),
+                C('lstm_states', U(3, 2, 3), U(56, s=0.5), U(1, 2, 2), U(1, 2, 2), state_size=2,
+                  num_layers=1, mode='lstm', state_outputs=True),
+                C('gru_bi', U(2, 1, 2), U(2 * 3 * (2 * 2 + 2 * 2 + 4), s=0.5), U(2, 1, 2),
+                  state_size=2, num_layers=1, mode='gru', bidirectional=True)]
 CASES['reset_arrays'] = [C('two', U(2, 3), U(3), num_arrays=2, g=False)]
 
 
@@ -540,20 +547,15 @@ for _d, _ins in (('uniform', (L([0.0, 2.0]), L([1.0, 5.0]))),
 
 _NOT_OP = "not an operator (file/DLPack/engine helper): no values to compare"
 _CONTROL = ("control flow over a Python function (contrib.cond/foreach/while_loop): no "
-            "fixed operator to record; tests/contrib runs it against MXNet's semantics")
+            "fixed operator to record; tests/operator/test_contrib_ops.py covers it")
 UNCOVERED = {
-    'NDArray': "the array class, not an operator",
     'Custom': "runs a user-registered CustomOp: needs a Python op class (tests/operator)",
-    'RNN': "needs a packed parameter vector in cuDNN layout; tests/rnn compares it with "
-           "MXNet files",
     'array': "builds an array from data (no computation)",
     'empty': "uninitialised memory: no values to compare",
     'from_numpy': "zero-copy view of a NumPy array (no computation)",
     'from_dlpack': _NOT_OP, 'to_dlpack_for_read': _NOT_OP, 'to_dlpack_for_write': _NOT_OP,
     'load': _NOT_OP, 'load_frombuffer': _NOT_OP, 'save': _NOT_OP, 'waitall': _NOT_OP,
     'imdecode': "decodes image bytes (tests/image covers it with MXNet's outputs)",
-    'get_indexing_dispatch_code': "MXNet's private indexing helper (exclusions.py)",
-    'indexing_key_expand_implicit_axes': "MXNet's private indexing helper (exclusions.py)",
     'get_oshape_of_gather_nd_op': "shape helper of gather_nd, not an operator",
     'contrib.cond': _CONTROL, 'contrib.foreach': _CONTROL, 'contrib.while_loop': _CONTROL,
 }
