@@ -4,12 +4,12 @@
 "random.normal", ...). A case is a dict:
 
 - ``n``: the case name (unique per op);
-- ``i``: the inputs, in call order, each made by one of the helpers below: ``Z`` zeros
-  (the shape a ``*_like`` sampler copies), ``U`` uniform in
-  [-1, 1), ``P`` positive in [0.5, 2), ``Q`` above one, ``I`` integers in [lo, hi) stored as
-  the given dtype (indices, labels, lengths: no gradient), ``L`` a literal array, ``S`` a Python
-  scalar passed as is, ``SPD`` batches of symmetric positive definite matrices, ``TRI`` lower
-  triangular matrices with a dominant diagonal;
+- ``i``: the inputs, in call order, each made by one of the helpers below: ``U`` uniform
+  in [-1, 1), ``P`` positive in [0.5, 2), ``Q`` above one, ``I`` integers in [lo, hi)
+  stored as the given dtype (indices, labels, lengths: no gradient), ``L`` a literal array,
+  ``S`` a Python scalar passed as is, ``SPD`` batches of symmetric positive definite
+  matrices, ``TRI`` lower triangular matrices with a dominant diagonal, ``Z`` zeros (the
+  shape a ``*_like`` sampler copies);
 - ``p``: keyword parameters (tuples are kept as tuples on both sides);
 - ``call``: ``'pos'`` (default: inputs positional) or ``'list'`` (inputs as one list, as
   ``concatenate`` takes them);
@@ -18,8 +18,12 @@
   inference mode and sends its gradient to each window's first element) or, ``False``, in
   inference mode (Dropout).
 
-``SAMPLERS[op]`` lists sampler cases: ``i``/``p`` as above plus ``draw`` (how moments are
-taken, see mxnet_golden.py). ``UNCOVERED[op]`` gives the reason an ``mx.nd`` name has no case.
+Every op whose cases are all float32 also gets its first case in float64 and float16
+(``auto``: dropped, with a printed note, where MXNet rejects that dtype).
+
+``SAMPLERS[op]`` lists sampler cases (``i``/``p`` as above; mxnet_golden.py says how the
+moments are taken). ``UNCOVERED[op]`` gives the reason an ``mx.nd`` name has no case; names
+in tests/compat/exclusions.py and the optimizer update ops (tests/optimizer) are not listed.
 """
 
 

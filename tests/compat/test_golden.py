@@ -1,19 +1,22 @@
 """Every ``mx.nd`` operator against MXNet 1.9.1's own outputs and input gradients.
 
 The golden files in ``golden/`` are written by ``tools/mxnet_golden.py`` (MXNet venv, never
-in CI) from the table in ``tools/mxnet_golden_table.py``: per case the inputs, MXNet's
-outputs, the head gradients and MXNet's input gradients (``ops.npz``), and per sampler
-case the first two moments over many draws (``index.json``). Each value case runs the
-same call under ``autograd.record`` (training mode unless the case says otherwise) and ``autograd.backward`` in mxcy and
-compares; a mismatch names the op, the case, the output or gradient and the max error.
+in CI) from the table in ``tools/mxnet_golden_table.py`` (``mx.nd``, ``mx.nd.linalg``,
+``mx.nd.random`` and ``mx.nd.contrib``): per case the inputs, MXNet's outputs, the head
+gradients and MXNet's input gradients (``ops.npz``), and per sampler case the first two
+moments over many draws (``index.json``). Each value case runs the same call under
+``autograd.record`` (training mode unless the case says otherwise) and
+``autograd.backward`` in mxcy and compares; a mismatch names the op, the case, the output
+or gradient and the max error.
 
 Tolerances: float64 ``rtol=1e-9`` (both libraries run the same formulas; sums may be
 reordered), float32 ``rtol=2e-5, atol=1e-6`` (a few ULP: MXNet vectorises transcendental
 functions and reductions differently), float16 ``rtol=atol=4e-3`` (MXNet computes many
 float16 ops in float32 and rounds once; a different order can move the result by one
 float16 ULP, 1e-3 relative). Integer and boolean outputs must be equal. Looser ones are in
-``LOOSER`` with their reason. Where MXNet 1.9.1 is wrong, mxcy keeps the right result and the
-case is in ``KNOWN_DIFFERENCES`` (an xfail that must keep failing).
+``LOOSER`` with their reason. Where MXNet 1.9.1 is wrong, mxcy keeps the right result and
+the case is in ``KNOWN_DIFFERENCES`` (an xfail that must keep failing); mismatches in the
+operators another branch owns are in ``REPORTED_ELSEWHERE`` (the same kind of xfail).
 """
 import importlib.util
 import json
