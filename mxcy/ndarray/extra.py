@@ -166,6 +166,7 @@ def reset_arrays(*data, **kwargs):
     from mxcy.operator._params import Params
     get_op('reset_arrays').forward(Params({'num_arrays': num}), False, [], list(data), [],
                                    [])
+    return []       # MXNet's generated function returns its (empty) list of outputs
 
 
 def get_oshape_of_gather_nd_op(dshape, ishape):

@@ -2,7 +2,7 @@
 box_non_maximum_suppression).
 
 box_nms(data (..., N, K)): per batch, rows with score (column score_index) above
-valid_thresh (and, with id_index and background_id set, not of the background class)
+valid_thresh (and, with id_index set, whose class is not background_id, default -1)
 are sorted by score, cut to the topk best (topk > 0), and greedily kept unless a kept
 row of the same class (any class with force_suppress or id_index < 0) overlaps them with
 IoU > overlap_thresh. The output has data's shape: the kept rows in score order (boxes
@@ -78,7 +78,7 @@ class _contrib_box_nms(NumpyOp):
         """Input row indices kept, in output order."""
         scores = rows[:, p.score_index]
         valid = scores > p.valid_thresh
-        if p.id_index >= 0 and p.background_id >= 0:
+        if p.id_index >= 0:     # MXNet drops the background class, -1 (its default) too
             valid &= rows[:, p.id_index] != p.background_id
         order = [i for i in np.argsort(-scores, kind='stable') if valid[i]]
         if p.topk > 0:

@@ -54,7 +54,7 @@ class isfinite(_Check):
 
 @_contrib
 class allclose(NumpyOp):
-    """1 when |a - b| <= atol + rtol |b| everywhere (0-d output)."""
+    """1 when |a - b| <= atol + rtol |b| everywhere (a (1,) uint8 output, as MXNet's)."""
     params = ParamSchema(Param('rtol', 'float', 1e-5), Param('atol', 'float', 1e-8),
                          Param('equal_nan', 'bool', True))
     has_backward = False
@@ -70,10 +70,13 @@ class allclose(NumpyOp):
             except ValueError:
                 raise self.shape_error('b', f'a shape broadcastable with a {tuple(a)}',
                                        tuple(b)) from None
-        return list(in_shapes), [()], []
+        return list(in_shapes), [(1,)], []
+
+    def infer_type(self, p, in_types):
+        return list(in_types), ['uint8'], []
 
     def compute(self, p, a, b):
-        return np.array(np.allclose(a, b, p.rtol, p.atol, p.equal_nan))
+        return np.array([np.allclose(a, b, p.rtol, p.atol, p.equal_nan)], dtype=np.uint8)
 
 
 @_contrib

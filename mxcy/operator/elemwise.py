@@ -382,6 +382,12 @@ class _UnaryOp(OpSpec):
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         dy, x, y = out_grads[0], ins[0], outs[0]
+        if isinstance(self.grad, tuple) and dy.dtype == np.float16:
+            # NOTE: the Cython grad kernel has float32/float64 loops only; float16 takes the
+            # op's NDArray-expression gradient (the one grad_graph records), in float16
+            value = _GRAPH_GRADS[self.name](dy, x, y)
+            assign(in_grads[0], lambda out: out.__setitem__(slice(None), value), req[0])
+            return
         if isinstance(self.grad, tuple):
             code, reads = self.grad
             push_grad(GRAD_OPS[code], x if reads == 'x' else y, dy, in_grads[0], req[0])

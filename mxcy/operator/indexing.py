@@ -438,10 +438,11 @@ class Embedding(OpSpec):
         return [d, w], [None if d is None else d + (p.output_dim,)], []
 
     def infer_type(self, p, in_types):
-        if in_types[1] is not None and in_types[1] != p.dtype:
-            raise TypeError(f"{self.name}: argument 'weight' has dtype {in_types[1]}, "
-                            f"expected {p.dtype} (parameter dtype)")
-        return [in_types[0], p.dtype], [p.dtype], []
+        # NOTE: MXNet 1.9.1 lets a given weight's dtype win over the dtype parameter
+        # (float64 weights give float64 rows even with the default dtype='float32'); the
+        # parameter types the weight only while it is unknown
+        wtype = in_types[1] if in_types[1] is not None else p.dtype
+        return [in_types[0], wtype], [wtype], []
 
     def forward(self, p, is_train, req, ins, outs, aux):
         n = p.input_dim

@@ -441,7 +441,6 @@ class _linalg_gelqf(_LA):
     L lower triangular (m, m)."""
     name = '_linalg_gelqf'
     aliases = ('linalg_gelqf',)
-    has_backward = False
 
     def outputs(self, p):
         return ['Q', 'L']
@@ -455,6 +454,15 @@ class _linalg_gelqf(_LA):
         q, r = np.linalg.qr(T(a))
         return T(q), T(r)
 
+    def grad(self, p, dys, xs, ys):
+        # dA = L^-T (dQ + copyltu(M) Q) with M = L^T dL - dQ Q^T and copyltu(M) the
+        # symmetric matrix of M's lower triangle
+        dq, dl = dys
+        q, low = ys
+        m = T(low) @ dl - dq @ T(q)
+        m = np.tril(m) + T(np.tril(m, -1))
+        return (np.linalg.solve(T(low), dq + m @ q),)
+
 
 @register_op
 class _linalg_syevd(_LA):
@@ -462,7 +470,6 @@ class _linalg_syevd(_LA):
     L the eigenvalues in ascending order."""
     name = '_linalg_syevd'
     aliases = ('linalg_syevd',)
-    has_backward = False
 
     def outputs(self, p):
         return ['U', 'L']
@@ -473,7 +480,23 @@ class _linalg_syevd(_LA):
 
     def compute(self, p, a):
         w, v = np.linalg.eigh(a)
-        return T(v), w
+        u = T(v)
+        # MXNet's sign convention: each eigenvector's largest-magnitude entry is positive
+        big = np.take_along_axis(u, np.abs(u).argmax(-1)[..., None], -1)
+        return np.where(big < 0, -u, u), w
+
+    def grad(self, p, dys, xs, ys):
+        # dA = U^T (diag(dL) + F * (U dU^T)) U, F_ij = 1 / (L_j - L_i) off the diagonal,
+        # symmetrised (A is symmetric)
+        du, dl = dys
+        u, w = ys
+        gap = w[..., None, :] - w[..., :, None]
+        off = ~np.eye(w.shape[-1], dtype=bool)
+        f = np.where(off, 1.0 / np.where(off, gap, 1.0), 0.0)
+        inner = f * (u @ T(du))
+        inner = inner + dl[..., :, None] * np.eye(w.shape[-1])
+        g = T(u) @ inner @ u
+        return ((g + T(g)) / 2,)
 
 
 LINALG_NAMES = ('gemm', 'gemm2', 'potrf', 'potri', 'trmm', 'trsm', 'sumlogdiag', 'syrk',

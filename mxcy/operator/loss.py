@@ -82,6 +82,16 @@ class SoftmaxOutput(OpSpec):
         from mxcy._ops import push_softmax
         x, axis = self._axis_view(p, ins[0])
         y, _ = self._axis_view(p, outs[0])
+        if np.dtype(x.dtype) == np.float16:
+            # NOTE: the Cython softmax has float32/float64 loops; float16 runs in NumPy
+            # (in float32, rounded once), as the backward's fallback below does
+            from mxcy.operator.reduce import _softmax_np
+
+            def run(xv, out):
+                out[...] = _softmax_np(xv, axis, 1.0, False, out.dtype)
+            assign(y, lambda out: _ndarray.push_numpy(run, [x], [out], 'SoftmaxOutput'),
+                   req[0])
+            return
         push_softmax(x, y, axis, 1.0, False, None, req[0])
 
     def _divisor(self, p, shape):
