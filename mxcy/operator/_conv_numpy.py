@@ -150,7 +150,8 @@ def _lowest(dtype):
     return np.finfo(dtype).min if dtype.kind == 'f' else np.iinfo(dtype).min
 
 
-def pool_forward(x, kernel, stride, pad, pool_type, convention, include):
+def pool_forward(x, kernel, stride, pad, pool_type, convention, include, p_value=2):
+    """Max, avg, sum, or lp: (Σ x^p)^(1/p) over each window (MXNet's, signed powers)."""
     out, extra = pool_geometry(x.shape, kernel, stride, pad, convention)
     fill = _lowest(x.dtype) if pool_type == 'max' else 0
     after = tuple(q + e for q, e in zip(pad, extra))
@@ -158,13 +159,16 @@ def pool_forward(x, kernel, stride, pad, pool_type, convention, include):
     axes = tuple(range(-len(kernel), 0))
     if pool_type == 'max':
         return win.max(axis=axes)
+    if pool_type == 'lp':
+        with np.errstate(all='ignore'):
+            return np.power(np.power(win, p_value).sum(axis=axes), 1.0 / p_value)
     total = win.sum(axis=axes)
     if pool_type == 'sum':
         return total
     return total / _counts(x.shape, kernel, stride, pad, out, include).astype(x.dtype)
 
 
-def pool_backward(x, dy, kernel, stride, pad, pool_type, convention, include):
+def pool_backward(x, dy, kernel, stride, pad, pool_type, convention, include, p_value=2):
     nd = len(kernel)
     out, extra = pool_geometry(x.shape, kernel, stride, pad, convention)
     after = tuple(q + e for q, e in zip(pad, extra))
@@ -175,9 +179,19 @@ def pool_backward(x, dy, kernel, stride, pad, pool_type, convention, include):
         first = win.reshape(win.shape[:2 + nd] + (-1,)).argmax(axis=-1)
     elif pool_type == 'avg':
         dy = dy / _counts(x.shape, kernel, stride, pad, out, include).astype(dy.dtype)
+    elif pool_type == 'lp':             # d/dx_i (Σ x^p)^(1/p) = x_i^(p-1) · y^(1-p)
+        xp = _pad(x, pad, after, 0)
+        with np.errstate(all='ignore'):
+            dy = dy * np.power(pool_forward(x, kernel, stride, pad, 'lp', convention,
+                                            include, p_value), 1 - p_value)
     for j, idx in enumerate(itertools.product(*(range(k) for k in kernel))):
-        part = np.where(first == j, dy, 0) if pool_type == 'max' else dy
-        dxp[(slice(None), slice(None)) + _offset_slices(idx, (1,) * nd, stride, out)] += part
+        where = (slice(None), slice(None)) + _offset_slices(idx, (1,) * nd, stride, out)
+        if pool_type == 'lp':
+            with np.errstate(all='ignore'):
+                part = dy * np.power(xp[where], p_value - 1)
+        else:
+            part = np.where(first == j, dy, 0) if pool_type == 'max' else dy
+        dxp[where] += part
     return dxp[(slice(None), slice(None)) +
                tuple(slice(q, q + n) for q, n in zip(pad, x.shape[2:]))]
 

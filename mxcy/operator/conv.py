@@ -7,6 +7,8 @@ channel-last ``layout`` is refused rather than silently read as channel-first.
 """
 import math
 
+import numpy as np
+
 from mxcy import _conv, _ndarray
 from mxcy.operator import _conv_numpy as _np_kernels
 from mxcy.operator._params import Param, ParamSchema
@@ -342,7 +344,7 @@ class Pooling(OpSpec):
     name = 'Pooling'
     params = ParamSchema(
         Param('kernel', 'shape', ()),
-        Param('pool_type', 'str', 'max', choices=('max', 'avg', 'sum')),
+        Param('pool_type', 'str', 'max', choices=('max', 'avg', 'sum', 'lp')),
         Param('global_pool', 'bool', False),
         Param('cudnn_off', 'bool', False),
         Param('pooling_convention', 'str', 'valid', choices=('valid', 'full')),
@@ -396,11 +398,18 @@ class Pooling(OpSpec):
         kernel, stride, pad = self.geometry(p, x.shape)
         include = True if p.count_include_pad is None else p.count_include_pad
         convention = 'valid' if p.global_pool else p.pooling_convention
-        return kernel, stride, pad, p.pool_type, convention, include
+        return kernel, stride, pad, p.pool_type, convention, include, \
+            2 if p.p_value is None else p.p_value
+
+    @staticmethod
+    def _numpy_path(p, x):
+        """3-D pooling, lp pooling and dtypes the C kernel lacks (float16) run in NumPy."""
+        return len(x.shape) == 5 or p.pool_type == 'lp' or \
+            x.dtype not in (np.float32, np.float64)
 
     def forward(self, p, is_train, req, ins, outs, aux):
         x, y = ins[0], outs[0]
-        if len(x.shape) == 5:
+        if self._numpy_path(p, x):
             if req[0] != 'null':
                 args = self._args_nd(p, x)
                 _ndarray.push_numpy(
@@ -415,7 +424,7 @@ class Pooling(OpSpec):
         x, dy = ins[0], out_grads[0]
         if req[0] == 'null':
             return
-        if len(x.shape) == 5:
+        if self._numpy_path(p, x):
             args = self._args_nd(p, x)
             _ndarray.push_numpy(
                 lambda xv, dyv, out: _np_kernels.store(

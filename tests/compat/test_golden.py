@@ -15,8 +15,7 @@ functions and reductions differently), float16 ``rtol=atol=4e-3`` (MXNet compute
 float16 ops in float32 and rounds once; a different order can move the result by one
 float16 ULP, 1e-3 relative). Integer and boolean outputs must be equal. Looser ones are in
 ``LOOSER`` with their reason. Where MXNet 1.9.1 is wrong, mxcy keeps the right result and
-the case is in ``KNOWN_DIFFERENCES`` (an xfail that must keep failing); mismatches in the
-operators another branch owns are in ``REPORTED_ELSEWHERE`` (the same kind of xfail).
+the case is in ``KNOWN_DIFFERENCES`` (an xfail that must keep failing).
 """
 import importlib.util
 import json
@@ -70,11 +69,6 @@ KNOWN_DIFFERENCES = {
 }
 # (op, case) -> reason. Mismatches in operators another branch owns (BatchNorm and the
 # convolution/pooling kernels, mxcy/operator/norm.py and conv.py): reported, not fixed here.
-REPORTED_ELSEWHERE = {
-    ('Pooling', 'lp2'): "mxcy's Pooling lacks pool_type='lp' (p_value): conv.py",
-    ('Pooling', 'max_16'): "mxcy's Pooling kernel has no float16 loop (KeyError in "
-                           "_conv.pyx): conv.py",
-}
 # manifest names with no golden case by design: MXNet's optimizer update ops have their own
 # golden tests (tests/optimizer)
 OPTIMIZER_OPS = ('_update', 'update_phase', 'multi_sgd', 'multi_mp_sgd')
@@ -174,7 +168,7 @@ def _value_params():
     for k, rec in enumerate(INDEX['cases']):
         marks = []
         key = (rec['op'], rec['case'])
-        reason = KNOWN_DIFFERENCES.get(key) or REPORTED_ELSEWHERE.get(key)
+        reason = KNOWN_DIFFERENCES.get(key)
         if reason:
             marks.append(pytest.mark.xfail(reason=reason, strict=True))
         yield pytest.param(k, rec, id=f"{rec['op']}[{rec['case']}]", marks=marks)
