@@ -197,6 +197,7 @@ cdef void bn_backward_channels(BNArgs* a, real_t* x, real_t* dy, real_t* dx,
 cdef enum:
     BN_SPLIT_ELEMS = 1 << 16      # calls this big are split by channels
     BN_MAX_PARTS = 4
+    BN_SMALL_ELEMS = 16384        # calls this small may run inline on the pushing thread
 
 
 cdef inline void bn_channel_range(BNArgs* a, int part, int nparts, int64_t* c0,
@@ -293,6 +294,8 @@ def push_batchnorm(x, gamma, beta, moving_mean, moving_var, y, mean, invstd, int
     for i in range(nw):
         writes[i] = nd_var(written[i])
         flags |= nd_wflag(written[i], i)
+    if x.size <= BN_SMALL_ELEMS:
+        flags |= FLAG_SMALL
     push_kernel(batchnorm_kernel, &a, sizeof(a), reads, 5, writes, nw, 0, _B_BN, flags)
 
 
@@ -340,5 +343,7 @@ def push_batchnorm_backward(dy, x, gamma, mean, invstd, y, dx, dgamma, dbeta, in
         a.dgamma = nd_ptr(dgamma)
     if a.req_b:
         a.dbeta = nd_ptr(dbeta)
+    if x.size <= BN_SMALL_ELEMS:
+        flags |= FLAG_SMALL
     push_kernel(batchnorm_backward_kernel, &a, sizeof(a), reads, nr, writes, nw, 0,
                 _B_BN_BWD, flags)
