@@ -21,6 +21,8 @@
 #define MXCY_DW_VEC
 #endif
 #define MXCY_DW_SIMD _Pragma("omp simd")
+/* the row helpers must be inlined into each clone, or they run as baseline code */
+#define MXCY_DW_INLINE static inline __attribute__((always_inline))
 #define MXCY_DW_MAXKW 64        /* widest window the depthwise path takes (is_depthwise) */
 #define MXCY_DW_MAXTAPS 256     /* stride-1 dx through the forward loops up to this many taps */
 
@@ -29,7 +31,7 @@ typedef struct {
 } mxcy_dw_geom;
 
 /* [lo, hi): the output columns oj whose input column oj*sw + off lies in [0, w) */
-static inline void mxcy_dw_cols(const mxcy_dw_geom* g, int off, int* lo, int* hi) {
+MXCY_DW_INLINE void mxcy_dw_cols(const mxcy_dw_geom* g, int off, int* lo, int* hi) {
     int a = 0, b = g->ow;
     if (off < 0)
         a = (-off + g->sw - 1) / g->sw;

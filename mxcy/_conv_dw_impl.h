@@ -3,13 +3,13 @@
 
 /* lo_[kj], hi_[kj]: the valid output columns of tap column kj (they do not change along a
  * plane: computed once, the divisions would cost more than a short row's multiply-adds) */
-static inline void DW(mxcy_dw_bounds)(const mxcy_dw_geom* g, int* lo_, int* hi_) {
+MXCY_DW_INLINE void DW(mxcy_dw_bounds)(const mxcy_dw_geom* g, int* lo_, int* hi_) {
     for (int kj = 0; kj < g->kw; kj++)
         mxcy_dw_cols(g, kj * g->dw - g->pw, &lo_[kj], &hi_[kj]);
 }
 
 /* yr[lo:hi] += wv * xr[j*sw] (xr already offset by the tap's column) */
-static inline void DW(mxcy_dw_tap)(T* restrict yr, const T* restrict xr, T wv, int lo, int hi,
+MXCY_DW_INLINE void DW(mxcy_dw_tap)(T* restrict yr, const T* restrict xr, T wv, int lo, int hi,
                                    int sw) {
     if (sw == 1) {
         MXCY_DW_SIMD for (int j = lo; j < hi; j++) yr[j] += wv * xr[j];
@@ -22,7 +22,7 @@ static inline void DW(mxcy_dw_tap)(T* restrict yr, const T* restrict xr, T wv, i
 
 /* one output row's taps from input row xr (ki fixed): three columns at once where all three
  * are inside the image (kw == 3), each tap on its own elsewhere */
-static inline void DW(mxcy_dw_row)(const mxcy_dw_geom* g, T* restrict yr, const T* restrict xr,
+MXCY_DW_INLINE void DW(mxcy_dw_row)(const mxcy_dw_geom* g, T* restrict yr, const T* restrict xr,
                                    const T* wk, const int* lo_, const int* hi_) {
     int jl = 0, jh = g->ow, sw = g->sw;
     if (g->kw == 3) {
