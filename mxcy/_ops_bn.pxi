@@ -194,6 +194,132 @@ cdef void bn_backward_channels(BNArgs* a, real_t* x, real_t* dy, real_t* dx,
                     dxr[i] = k1 * dyr[i] - k2 - k3 * (xr[i] - <real_t>mean)
 
 
+# Channels last (inner == 1: an (N, C) batch, or NHWC with axis -1): one channel's values
+# are C apart, so per-channel loops would stride through memory once per channel. These
+# walk the rows in order instead, over blocks of up to BN_BLOCK channels at a time.
+cdef enum:
+    BN_BLOCK = 128
+
+
+cdef void bn_forward_last(BNArgs* a, real_t* x, real_t* y, int64_t c0,
+                          int64_t c1) noexcept nogil:
+    """bn_forward_channels for inner == 1."""
+    cdef double s[BN_BLOCK]
+    cdef double q[BN_BLOCK]
+    cdef real_t scale[BN_BLOCK]
+    cdef real_t shift[BN_BLOCK]
+    cdef real_t* g = <real_t*>a.gamma
+    cdef real_t* mm = <real_t*>a.mm
+    cdef real_t* mv = <real_t*>a.mv
+    cdef int64_t cb = c0, n, o, k, C = a.channels, m = a.outer
+    cdef double mean, var, invstd, d
+    cdef real_t v
+    cdef real_t* xr
+    cdef real_t* yr
+    while cb < c1:
+        n = min(<int64_t>BN_BLOCK, c1 - cb)
+        if a.update:
+            for k in range(n):
+                s[k] = 0
+                q[k] = 0
+            for o in range(m):
+                xr = x + o * C + cb
+                for k in range(n):
+                    s[k] += xr[k]
+            for k in range(n):
+                s[k] /= m
+            for o in range(m):
+                xr = x + o * C + cb
+                for k in range(n):
+                    d = xr[k] - s[k]
+                    q[k] += d * d
+        for k in range(n):
+            if a.update:
+                mean, var = s[k], q[k] / m
+                mm[cb + k] = <real_t>(mm[cb + k] * a.momentum + mean * (1 - a.momentum))
+                mv[cb + k] = <real_t>(mv[cb + k] * a.momentum + var * (1 - a.momentum))
+            else:
+                mean, var = mm[cb + k], mv[cb + k]
+            invstd = 1.0 / sqrt(var + a.eps)
+            (<real_t*>a.mean)[cb + k] = <real_t>mean
+            (<real_t*>a.invstd)[cb + k] = <real_t>invstd
+            scale[k] = <real_t>(invstd if a.fix_gamma else g[cb + k] * invstd)
+            shift[k] = <real_t>((<real_t*>a.beta)[cb + k] - mean * scale[k])
+        for o in range(m if a.req_y else 0):
+            xr = x + o * C + cb
+            yr = y + o * C + cb
+            if a.relu:
+                for k in range(n):
+                    v = xr[k] * scale[k] + shift[k]
+                    v = v if v > 0 else 0
+                    yr[k] = yr[k] + v if a.req_y == 2 else v
+            elif a.req_y == 2:
+                for k in range(n):
+                    yr[k] += xr[k] * scale[k] + shift[k]
+            else:
+                for k in range(n):
+                    yr[k] = xr[k] * scale[k] + shift[k]
+        cb += n
+
+
+cdef void bn_backward_last(BNArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t c0,
+                           int64_t c1) noexcept nogil:
+    """bn_backward_channels for inner == 1."""
+    cdef double sdy[BN_BLOCK]
+    cdef double sdyx[BN_BLOCK]
+    cdef real_t mean[BN_BLOCK]
+    cdef real_t k1[BN_BLOCK]
+    cdef real_t k2[BN_BLOCK]
+    cdef real_t k3[BN_BLOCK]
+    cdef real_t* y = <real_t*>a.y if a.relu else NULL
+    cdef int64_t cb = c0, n, o, k, C = a.channels, m = a.outer, off
+    cdef double invstd, gam, dgam
+    cdef real_t d
+    while cb < c1:
+        n = min(<int64_t>BN_BLOCK, c1 - cb)
+        for k in range(n):
+            sdy[k] = 0
+            sdyx[k] = 0
+            mean[k] = (<real_t*>a.mean)[cb + k]
+        for o in range(m if a.req_g or a.req_b or (a.req_x and a.batch_stats) else 0):
+            off = o * C + cb
+            if y != NULL:
+                for k in range(n):
+                    d = dy[off + k] if y[off + k] > 0 else 0
+                    sdy[k] += d
+                    sdyx[k] += d * (x[off + k] - mean[k])
+            else:
+                for k in range(n):
+                    sdy[k] += dy[off + k]
+                    sdyx[k] += dy[off + k] * (x[off + k] - mean[k])
+        for k in range(n):
+            invstd = (<real_t*>a.invstd)[cb + k]
+            gam = 1.0 if a.fix_gamma else (<real_t*>a.gamma)[cb + k]
+            dgam = 0 if a.fix_gamma else sdyx[k] * invstd
+            if a.req_g == 1:
+                (<real_t*>a.dgamma)[cb + k] = <real_t>dgam
+            elif a.req_g == 2:
+                (<real_t*>a.dgamma)[cb + k] += <real_t>dgam
+            if a.req_b == 1:
+                (<real_t*>a.dbeta)[cb + k] = <real_t>sdy[k]
+            elif a.req_b == 2:
+                (<real_t*>a.dbeta)[cb + k] += <real_t>sdy[k]
+            k1[k] = <real_t>(gam * invstd)
+            k2[k] = <real_t>(gam * invstd * sdy[k] / m) if a.batch_stats else 0
+            k3[k] = <real_t>(gam * invstd * invstd * invstd * sdyx[k] / m) if a.batch_stats else 0
+        for o in range(m if a.req_x else 0):
+            off = o * C + cb
+            if y != NULL or a.req_x == 2:
+                for k in range(n):
+                    d = dy[off + k] if y == NULL or y[off + k] > 0 else 0
+                    d = k1[k] * d - k2[k] - k3[k] * (x[off + k] - mean[k])
+                    dx[off + k] = dx[off + k] + d if a.req_x == 2 else d
+            else:
+                for k in range(n):
+                    dx[off + k] = k1[k] * dy[off + k] - k2[k] - k3[k] * (x[off + k] - mean[k])
+        cb += n
+
+
 cdef enum:
     BN_SPLIT_ELEMS = 1 << 16      # calls this big are split by channels
     BN_MAX_PARTS = 4
@@ -210,7 +336,12 @@ cdef void bn_forward_part(void* args, int part, int nparts) noexcept nogil:
     cdef BNArgs* a = <BNArgs*>args
     cdef int64_t c0, c1
     bn_channel_range(a, part, nparts, &c0, &c1)
-    if a.dtype == DT_FLOAT32:
+    if a.inner == 1:
+        if a.dtype == DT_FLOAT32:
+            bn_forward_last(a, <float*>a.x, <float*>a.y, c0, c1)
+        else:
+            bn_forward_last(a, <double*>a.x, <double*>a.y, c0, c1)
+    elif a.dtype == DT_FLOAT32:
         bn_forward_channels(a, <float*>a.x, <float*>a.y, c0, c1)
     else:
         bn_forward_channels(a, <double*>a.x, <double*>a.y, c0, c1)
@@ -220,7 +351,12 @@ cdef void bn_backward_part(void* args, int part, int nparts) noexcept nogil:
     cdef BNArgs* a = <BNArgs*>args
     cdef int64_t c0, c1
     bn_channel_range(a, part, nparts, &c0, &c1)
-    if a.dtype == DT_FLOAT32:
+    if a.inner == 1:
+        if a.dtype == DT_FLOAT32:
+            bn_backward_last(a, <float*>a.x, <float*>a.dy, <float*>a.dx, c0, c1)
+        else:
+            bn_backward_last(a, <double*>a.x, <double*>a.dy, <double*>a.dx, c0, c1)
+    elif a.dtype == DT_FLOAT32:
         bn_backward_channels(a, <float*>a.x, <float*>a.dy, <float*>a.dx, c0, c1)
     else:
         bn_backward_channels(a, <double*>a.x, <double*>a.dy, <double*>a.dx, c0, c1)

@@ -1,7 +1,8 @@
 """BatchNorm's C kernels (mxcy/_ops_bn.pxi) against its NumPy path (norm.py: forward_numpy and
 the shared _NormBase.backward, which float16 data still takes): every axis, both float
 dtypes, training and inference, fix_gamma, use_global_stats, the ReLU variant, req 'add',
-in-place and overlapping arrays, and a case big enough to be split by channels."""
+in-place and overlapping arrays, channels last, and cases big enough to be split by
+channels."""
 import numpy as np
 import pytest
 
@@ -11,7 +12,9 @@ from mxcy.operator import get_op
 from mxcy.operator.norm import _NormBase
 
 CASES = [((4, 3, 5), 1), ((2, 3, 4, 5), 1), ((4, 5, 3), -1), ((6, 4), 0), ((6, 4), 1),
-         ((2, 3, 4, 5), 2), ((4, 8, 48, 48), 1)]
+         ((2, 3, 4, 5), 2), ((4, 8, 48, 48), 1),
+         # channels last (inner 1): channel blocks of 128, a partial one, and split in parts
+         ((40, 300), 1), ((20, 20, 200), -1)]
 
 
 def _inputs(shape, axis, dtype, seed=0):
@@ -65,7 +68,8 @@ def test_kernel_matches_numpy_path(shape, axis, dtype, params, is_train):
 
 @pytest.mark.parametrize('req', ['write', 'add'])
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
-@pytest.mark.parametrize('shape,axis', [((4, 3, 5), 1), ((4, 5, 3), -1), ((4, 8, 48, 48), 1)])
+@pytest.mark.parametrize('shape,axis', [((4, 3, 5), 1), ((4, 5, 3), -1), ((4, 8, 48, 48), 1),
+                                        ((20, 20, 200), -1)])
 def test_relu_variant_and_req_add_match_numpy_path(shape, axis, dtype, req):
     arrays = _inputs(shape, axis, dtype, seed=2)
     params = {'fix_gamma': False, 'axis': axis}
