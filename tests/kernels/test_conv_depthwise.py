@@ -116,3 +116,19 @@ def test_wide_window_falls_back_to_the_gemm_path():
     y = _conv.conv_fwd_np(x, w, b, (1, 1), (0, 0), (1, 1), 2)
     np.testing.assert_allclose(y, ref.conv_forward(x, w, b, (1, 1), (0, 0), (1, 1), 2),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize('params', [
+    {'kernel': (3, 3), 'pad': (1, 1), 'no_bias': False},
+    {'kernel': (3, 3), 'stride': (2, 2), 'pad': (1, 1), 'adj': (1, 1), 'no_bias': True},
+])
+def test_depthwise_deconvolution_gradients(params):
+    """Deconvolution with num_group == channels == num_filter runs the depthwise kernels
+    with the roles of data and output swapped."""
+    rng = np.random.default_rng(8)
+    c = 3
+    params = dict(params, num_filter=c, num_group=c)
+    inputs = [rng.standard_normal((2, c, 4, 5)), rng.standard_normal((c, 1) + params['kernel'])]
+    if not params['no_bias']:
+        inputs.append(rng.standard_normal(c))
+    check_op_backward('Deconvolution', params, inputs, rtol=1e-6, atol=1e-8)
