@@ -265,6 +265,9 @@ cdef void sum_parts(real_t* parts, int nparts, int64_t size, real_t* out,
         out[i] = out[i] + acc if add else acc
 
 
+include "_conv_depthwise.pxi"
+
+
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     """y := conv(x, w) + b."""
     cdef ConvArgs* a = <ConvArgs*>args
@@ -273,6 +276,8 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
         return 0
     if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
         return ERR_VALUE
+    if is_depthwise(a):
+        return depthwise_fwd(a)
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0
@@ -297,20 +302,23 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     cp.a = a
     cp.err = 0
     cp.dw_parts = NULL
-    cp.packed = use_packed(a) and (a.req_x or a.req_w)
+    if is_depthwise(a):
+        cp.err = depthwise_bwd(a)
+        nparts = 0                  # nothing below but the bias gradient
+    cp.packed = nparts > 0 and use_packed(a) and (a.req_x or a.req_w)
     if cp.packed and packed_prepare(a, &cp.pc, False):
         return ERR_MEMORY
-    if a.req_w:
+    if a.req_w and nparts > 0:
         cp.dw_parts = <char*>malloc(nparts * wsize * isz + 1)
         if cp.dw_parts == NULL:
             if cp.packed:
                 packed_release(&cp.pc)
             return ERR_MEMORY
-    if a.req_x or a.req_w:
+    if (a.req_x or a.req_w) and nparts > 0:
         run_parts(conv_bwd_part, &cp, nparts)
     if cp.packed:
         packed_release(&cp.pc)
-    if cp.err == 0 and a.req_w:
+    if cp.err == 0 and a.req_w and nparts > 0:
         if cp.packed:
             sum_parts_transposed(<float*>cp.dw_parts, nparts, a.groups,
                                  (a.c // a.groups) * a.kh * a.kw, a.f // a.groups,
@@ -378,8 +386,10 @@ def conv_fwd_np(x, wt, b, stride=(1, 1), pad=(0, 0),
 
 
 def conv_bwd_np(x, wt, dy, bint with_bias=True,
-                stride=(1, 1), pad=(0, 0), dilate=(1, 1), int groups=1):
-    """(dx, dw, db) of conv2d on NumPy arrays, through conv_bwd_kernel."""
+                stride=(1, 1), pad=(0, 0), dilate=(1, 1), int groups=1, int req_x=1,
+                int req_w=1):
+    """(dx, dw, db) of conv2d on NumPy arrays, through conv_bwd_kernel (req 0: that one
+    is skipped and returned uninitialised)."""
     cdef ConvArgs a
     cdef char msg[256]
     dx = np.empty_like(x)
@@ -388,7 +398,7 @@ def conv_bwd_np(x, wt, dy, bint with_bias=True,
     memset(&a, 0, sizeof(a))
     fill_conv(&a, x, wt, stride, pad, dilate, groups, dy.shape[2], dy.shape[3])
     a.x, a.wt, a.dy, a.dx, a.dwt, a.db = _ptr(x), _ptr(wt), _ptr(dy), _ptr(dx), _ptr(dw), _ptr(db)
-    a.req_x = a.req_w = 1
+    a.req_x, a.req_w = req_x, req_w
     a.req_b = 1 if with_bias else 0
     if conv_bwd_kernel(&a, msg):
         raise MemoryError("conv_bwd_np failed")

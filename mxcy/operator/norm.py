@@ -31,12 +31,14 @@ statistics and updates the auxiliary states in forward:
 moving = moving·momentum + batch·(1 − momentum) (MXNet's CPU code does this in backward,
 cuDNN in forward; forward also serves a forward-only pass that refreshes the statistics).
 Otherwise it uses moving_mean/moving_var, and backward treats them as constants.
+float32/float64 BatchNorm runs as C kernels without the GIL (mxcy/_ops_bn.pxi, any axis);
+float16 data and mixed dtypes take the NumPy code below (forward_numpy, _NormBase.backward).
 """
 import math
 
 import numpy as np
 
-from mxcy import _ndarray
+from mxcy import _ndarray, _ops
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 
@@ -239,11 +241,36 @@ class BatchNorm(_NormBase):
     def batch_stats(self, p):
         return not p.use_global_stats
 
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        grads = [g for g, r in zip(in_grads[:3], req[:3]) if r != 'null']
+        if not grads:
+            return
+        y = outs[0] if self.relu else None
+        arrays = [out_grads[0], ins[0], ins[1], outs[1], outs[2]] + grads
+        arrays += [y] if self.relu else []
+        if not _ops.batchnorm_supported(*arrays):      # float16 / mixed: the NumPy path
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
+            return
+        _ops.push_batchnorm_backward(out_grads[0], ins[0], ins[1], outs[1], outs[2], y,
+                                     *in_grads[:3], self.channel_axis(p, ins[0].shape),
+                                     p.fix_gamma, self.batch_stats(p), self.relu, *req[:3])
+
     def forward(self, p, is_train, req, ins, outs, aux):
         x, gamma, beta = ins
         moving_mean, moving_var = aux
-        a, c, b = self.view3(p, x.shape)
         update = is_train and not p.use_global_stats
+        if _ops.batchnorm_supported(x, gamma, beta, moving_mean, moving_var, *outs):
+            _ops.push_batchnorm(x, gamma, beta, moving_mean, moving_var, *outs,
+                                self.channel_axis(p, x.shape), p.eps, p.momentum,
+                                p.fix_gamma, update, self.relu, req[0])
+            return
+        self.forward_numpy(p, update, req, ins, outs, aux)
+
+    def forward_numpy(self, p, update, req, ins, outs, aux):
+        """The NumPy forward: float16 data (normalised in float32) and mixed dtypes."""
+        x, gamma, beta = ins
+        moving_mean, moving_var = aux
+        a, c, b = self.view3(p, x.shape)
         eps, momentum, fix_gamma, relu = p.eps, p.momentum, p.fix_gamma, self.relu
 
         def run(xv, gv, bv, mm, mv, y, mean_out, invstd_out, *moving_out):

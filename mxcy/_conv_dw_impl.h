@@ -1,0 +1,204 @@
+/* Depthwise row loops for one element type: included by _conv_dw.h with T (float, double)
+ * and DW(name) (name_f32, name_f64) defined. */
+
+/* lo_[kj], hi_[kj]: the valid output columns of tap column kj (they do not change along a
+ * plane: computed once, the divisions would cost more than a short row's multiply-adds) */
+MXCY_DW_INLINE void DW(mxcy_dw_bounds)(const mxcy_dw_geom* g, int* lo_, int* hi_) {
+    for (int kj = 0; kj < g->kw; kj++)
+        mxcy_dw_cols(g, kj * g->dw - g->pw, &lo_[kj], &hi_[kj]);
+}
+
+/* yr[lo:hi] += wv * xr[j*sw] (xr already offset by the tap's column) */
+MXCY_DW_INLINE void DW(mxcy_dw_tap)(T* restrict yr, const T* restrict xr, T wv, int lo, int hi,
+                                   int sw) {
+    if (sw == 1) {
+        MXCY_DW_SIMD for (int j = lo; j < hi; j++) yr[j] += wv * xr[j];
+    } else if (sw == 2) {
+        MXCY_DW_SIMD for (int j = lo; j < hi; j++) yr[j] += wv * xr[2 * j];
+    } else {
+        for (int j = lo; j < hi; j++) yr[j] += wv * xr[j * sw];
+    }
+}
+
+/* one output row's taps from input row xr (ki fixed): three columns at once where all three
+ * are inside the image (kw == 3), each tap on its own elsewhere */
+MXCY_DW_INLINE void DW(mxcy_dw_row)(const mxcy_dw_geom* g, T* restrict yr, const T* restrict xr,
+                                   const T* wk, const int* lo_, const int* hi_) {
+    int jl = 0, jh = g->ow, sw = g->sw;
+    if (g->kw == 3) {
+        for (int kj = 0; kj < 3; kj++) {
+            jl = lo_[kj] > jl ? lo_[kj] : jl;
+            jh = hi_[kj] < jh ? hi_[kj] : jh;
+        }
+    }
+    if (g->kw != 3 || jl >= jh) {
+        for (int kj = 0; kj < g->kw; kj++)
+            DW(mxcy_dw_tap)(yr, xr + kj * g->dw - g->pw, wk[kj], lo_[kj], hi_[kj], sw);
+        return;
+    }
+    {
+        const T w0 = wk[0], w1 = wk[1], w2 = wk[2];
+        const T* restrict x0 = xr - g->pw;
+        const T* restrict x1 = xr + g->dw - g->pw;
+        const T* restrict x2 = xr + 2 * g->dw - g->pw;
+        if (sw == 1) {
+            MXCY_DW_SIMD for (int j = jl; j < jh; j++)
+                yr[j] += w0 * x0[j] + w1 * x1[j] + w2 * x2[j];
+        } else if (sw == 2) {
+            MXCY_DW_SIMD for (int j = jl; j < jh; j++)
+                yr[j] += w0 * x0[2 * j] + w1 * x1[2 * j] + w2 * x2[2 * j];
+        } else {
+            for (int j = jl; j < jh; j++)
+                yr[j] += w0 * x0[j * sw] + w1 * x1[j * sw] + w2 * x2[j * sw];
+        }
+        for (int kj = 0; kj < 3; kj++) {       /* the edges: lo_[kj] <= jl < jh <= hi_[kj] */
+            const T* xk = xr + kj * g->dw - g->pw;
+            DW(mxcy_dw_tap)(yr, xk, wk[kj], lo_[kj], jl, sw);
+            DW(mxcy_dw_tap)(yr, xk, wk[kj], jh, hi_[kj], sw);
+        }
+    }
+}
+
+/* y (add ? += : =) bias + sum over taps of wt[ki, kj] * x[oi*sh - ph + ki*dh, oj*sw - pw + kj*dw] */
+MXCY_DW_VEC void DW(mxcy_dw_fwd)(const mxcy_dw_geom* gp, const T* restrict x,
+                                 const T* restrict wt, T bias, T* restrict y, int add) {
+    const mxcy_dw_geom g = *gp;
+    int lo_[MXCY_DW_MAXKW], hi_[MXCY_DW_MAXKW];
+    DW(mxcy_dw_bounds)(&g, lo_, hi_);
+    for (int oi = 0; oi < g.oh; oi++) {
+        T* restrict yr = y + (int64_t)oi * g.ow;
+        if (add) {
+            MXCY_DW_SIMD for (int j = 0; j < g.ow; j++) yr[j] += bias;
+        } else {
+            MXCY_DW_SIMD for (int j = 0; j < g.ow; j++) yr[j] = bias;
+        }
+        for (int ki = 0; ki < g.kh; ki++) {
+            int ii = oi * g.sh - g.ph + ki * g.dh;
+            if (ii >= 0 && ii < g.h)
+                DW(mxcy_dw_row)(&g, yr, x + (int64_t)ii * g.w, wt + ki * g.kw, lo_, hi_);
+        }
+    }
+}
+
+/* dx (add ? += : =) the taps' wt[ki, kj] * dy scattered back under every window. Stride 1:
+ * the forward loops on dy with the flipped filter and padding dil*(k-1) - pad. */
+MXCY_DW_VEC void DW(mxcy_dw_bwd_data)(const mxcy_dw_geom* gp, const T* restrict wt,
+                                      const T* restrict dy, T* restrict dx, int add) {
+    const mxcy_dw_geom g = *gp;
+    int taps = g.kh * g.kw;
+    if (g.sh == 1 && g.sw == 1 && taps <= MXCY_DW_MAXTAPS) {
+        T flipped[MXCY_DW_MAXTAPS];
+        mxcy_dw_geom t = g;
+        for (int k = 0; k < taps; k++)
+            flipped[k] = wt[taps - 1 - k];
+        t.h = g.oh;
+        t.w = g.ow;
+        t.oh = g.h;
+        t.ow = g.w;
+        t.ph = g.dh * (g.kh - 1) - g.ph;
+        t.pw = g.dw * (g.kw - 1) - g.pw;
+        DW(mxcy_dw_fwd)(&t, dy, flipped, 0, dx, add);
+        return;
+    }
+    int lo_[MXCY_DW_MAXKW], hi_[MXCY_DW_MAXKW];
+    DW(mxcy_dw_bounds)(&g, lo_, hi_);
+    const int s = g.sw, wq = (g.w + g.sw - 1) / g.sw;
+    /* column stride s > 1: scatter into s phase rows per dx row (column c = q*s + phase
+     * lives at phase[q]), where every tap's writes are contiguous; interleave at the end */
+    T* ph = s > 1 ? (T*)calloc((size_t)g.h * s * wq, sizeof(T)) : NULL;
+    if (ph == NULL && !add)
+        memset(dx, 0, (size_t)g.h * g.w * sizeof(T));
+    for (int oi = 0; oi < g.oh; oi++) {
+        const T* restrict dyr = dy + (int64_t)oi * g.ow;
+        for (int ki = 0; ki < g.kh; ki++) {
+            int ii = oi * g.sh - g.ph + ki * g.dh;
+            if (ii < 0 || ii >= g.h)
+                continue;
+            for (int kj = 0; kj < g.kw; kj++) {
+                const T wv = wt[ki * g.kw + kj];
+                int off = kj * g.dw - g.pw, lo = lo_[kj], hi = hi_[kj];
+                if (ph != NULL) {
+                    int phase = ((off % s) + s) % s, base = (off - phase) / s;
+                    T* restrict pr = ph + ((int64_t)ii * s + phase) * wq + base;
+                    MXCY_DW_SIMD for (int j = lo; j < hi; j++) pr[j] += wv * dyr[j];
+                } else {
+                    T* restrict dxr = dx + (int64_t)ii * g.w + off;
+                    if (s == 1) {
+                        MXCY_DW_SIMD for (int j = lo; j < hi; j++) dxr[j] += wv * dyr[j];
+                    } else {
+                        for (int j = lo; j < hi; j++) dxr[j * s] += wv * dyr[j];
+                    }
+                }
+            }
+        }
+    }
+    if (ph == NULL)
+        return;
+    for (int ii = 0; ii < g.h; ii++) {
+        T* restrict dxr = dx + (int64_t)ii * g.w;
+        const T* pr = ph + (int64_t)ii * s * wq;
+        if (s == 2 && g.w % 2 == 0) {
+            const T* restrict e = pr;
+            const T* restrict o = pr + wq;
+            if (add) {
+                MXCY_DW_SIMD for (int q = 0; q < wq; q++) {
+                    dxr[2 * q] += e[q];
+                    dxr[2 * q + 1] += o[q];
+                }
+            } else {
+                MXCY_DW_SIMD for (int q = 0; q < wq; q++) {
+                    dxr[2 * q] = e[q];
+                    dxr[2 * q + 1] = o[q];
+                }
+            }
+        } else {
+            for (int c = 0; c < g.w; c++) {
+                T v = pr[(int64_t)(c % s) * wq + c / s];
+                dxr[c] = add ? dxr[c] + v : v;
+            }
+        }
+    }
+    free(ph);
+}
+
+/* sums[t] += sum over images and output positions of dy * x under tap t (all taps), for
+ * one channel: planes n*xstep / n*ystep apart. The products of each tap build up in a row
+ * of ow lanes (no horizontal sum per row), summed into `sums` in double at the end. */
+MXCY_DW_VEC void DW(mxcy_dw_bwd_weight)(const mxcy_dw_geom* gp, const T* restrict x,
+                                        const T* restrict dy, int n, int64_t xstep,
+                                        int64_t ystep, T* restrict acc, double* sums) {
+    const mxcy_dw_geom g = *gp;
+    int lo_[MXCY_DW_MAXKW], hi_[MXCY_DW_MAXKW], taps = g.kh * g.kw;
+    DW(mxcy_dw_bounds)(&g, lo_, hi_);
+    memset(acc, 0, (size_t)taps * g.ow * sizeof(T));
+    for (int im = 0; im < n; im++) {
+        const T* xp = x + im * xstep;
+        const T* dyp = dy + im * ystep;
+        for (int oi = 0; oi < g.oh; oi++) {
+            const T* restrict dyr = dyp + (int64_t)oi * g.ow;
+            for (int ki = 0; ki < g.kh; ki++) {
+                int ii = oi * g.sh - g.ph + ki * g.dh;
+                if (ii < 0 || ii >= g.h)
+                    continue;
+                for (int kj = 0; kj < g.kw; kj++) {
+                    T* restrict ar = acc + (int64_t)(ki * g.kw + kj) * g.ow;
+                    const T* restrict xr = xp + (int64_t)ii * g.w + kj * g.dw - g.pw;
+                    int lo = lo_[kj], hi = hi_[kj];
+                    if (g.sw == 1) {
+                        MXCY_DW_SIMD for (int j = lo; j < hi; j++) ar[j] += dyr[j] * xr[j];
+                    } else if (g.sw == 2) {
+                        MXCY_DW_SIMD for (int j = lo; j < hi; j++) ar[j] += dyr[j] * xr[2 * j];
+                    } else {
+                        const int s = g.sw;
+                        for (int j = lo; j < hi; j++) ar[j] += dyr[j] * xr[j * s];
+                    }
+                }
+            }
+        }
+    }
+    for (int t = 0; t < taps; t++) {
+        double s = 0;
+        for (int j = 0; j < g.ow; j++) s += acc[(int64_t)t * g.ow + j];
+        sums[t] += s;
+    }
+}
