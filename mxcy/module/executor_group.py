@@ -25,6 +25,7 @@ import numpy as np
 from mxcy import ndarray as nd
 from mxcy.base import MXNetError
 from mxcy.context import Context
+from mxcy.executor import Executor
 from mxcy.io import DataDesc
 
 __all__ = ['DataParallelExecutorGroup']
@@ -135,7 +136,10 @@ class DataParallelExecutorGroup:
         self._grad_req_arg = grad_req
         self.execs = []
         self._monitor = None
+        self.params_shared = False
         self.bind_exec(data_shapes, label_shapes, shared_group)
+        if shared_group is not None and shared_group.params_shared:
+            self.share_params(True, like=shared_group)
 
     # ------------------------------------------------------------ binding
     def _grad_reqs(self, data_names):
@@ -218,7 +222,6 @@ class DataParallelExecutorGroup:
         """An executor whose parameters, their gradients and auxiliary states ARE the
         shared executor's arrays (same NDArray objects, matched by name), and whose
         intermediate buffers reuse the shared executor's memory (BucketingModule)."""
-        from mxcy.executor import Executor
         sym = self.symbol
         arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
         arg_types, _, aux_types = sym.infer_type_partial(**types)
@@ -265,6 +268,57 @@ class DataParallelExecutorGroup:
                 (_descs(label_shapes) or None) == self.label_shapes:
             return
         self.bind_exec(data_shapes, label_shapes, reshape=True)
+
+    def share_params(self, shared, like=None):
+        """With `shared`, every executor's parameters and parameter gradients become the
+        first executor's arrays, and the other executors add their gradients into them
+        (grad_req 'add'; they run backward after the first, in push order): after
+        backward the first context's gradient holds the sum over the contexts, one update
+        serves every context, and no gradient or weight is copied (gradients computed
+        before are added into the first's now). Without, executor k gets copies of its
+        own back (of the first's values; gradients zeroed). With
+        `like` (a group bound with ``shared_group``), executor k takes exactly the
+        parameter arrays and gradient requests of ``like``'s executor k."""
+        shared = like.params_shared if like is not None else bool(shared)
+        shared = shared and len(self.execs) > 1
+        first = self.execs[0]
+        for k in range(1, len(self.execs)):
+            old = self.execs[k]
+            args, grads, reqs = list(old.arg_arrays), dict(old.grad_dict), \
+                dict(old._grad_req)
+            for j, name in enumerate(self.arg_names):
+                if name not in self.param_names:
+                    continue
+                if like is not None:
+                    src = like.execs[k]
+                    arr, grad, req = src.arg_dict[name], src.grad_dict.get(name), \
+                        src._grad_req[name]
+                elif shared:
+                    arr, grad = first.arg_dict[name], first.grad_dict.get(name)
+                    req = 'add' if grad is not None else 'null'
+                    mine = grads.get(name)
+                    if grad is not None and mine is not None and mine is not grad:
+                        grad += mine    # a gradient computed before: the sum goes on
+                elif args[j] is first.arg_dict[name]:
+                    arr, req = first.arg_dict[name].copyto(old._ctx), first._grad_req[name]
+                    grad = nd.zeros(arr.shape, old._ctx, arr.dtype) if req != 'null' \
+                        else None
+                else:
+                    continue            # already its own copy
+                args[j], reqs[name] = arr, req
+                grads.pop(name, None)
+                if grad is not None:
+                    grads[name] = grad
+            before = old.grad_dict
+            if reqs == old._grad_req and all(a is b for a, b in zip(args, old.arg_arrays)) \
+                    and grads.keys() == before.keys() \
+                    and all(g is before[n] for n, g in grads.items()):
+                continue
+            self.execs[k] = Executor(self.symbol, old._ctx, args, grads or None, reqs,
+                                     old.aux_arrays, _shared_buffers=old._plan.buffers)
+            self._follow_monitor(old, self.execs[k])
+        self.params_shared = shared
+        self._collect_arrays()
 
     # ------------------------------------------------------------ parameters and states
     def set_params(self, arg_params, aux_params, allow_extra=False):

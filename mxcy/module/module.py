@@ -120,6 +120,8 @@ class Module(BaseModule):
         if self.params_initialized:
             self._exec_group.set_params(self._arg_params, self._aux_params)
             self._alias_params()
+        if self.optimizer_initialized and shared_module is None:
+            self._exec_group.share_params(self._one_update_for_all())
 
     def reshape(self, data_shapes, label_shapes=None):
         """Reshape every executor for new data (and label) shapes, sharing memory."""
@@ -252,6 +254,7 @@ class Module(BaseModule):
         self._optimizer = optimizer
         self._kvstore = kv
         self._updater = opt.get_updater(optimizer)
+        self._exec_group.share_params(self._one_update_for_all())
         if kv is not None and self._param_names:
             # every rank and context starts from rank 0's weights (one init: one
             # collective, not one per parameter)
@@ -279,6 +282,13 @@ class Module(BaseModule):
         self._updater = shared_module._updater
         self._param_index = shared_module._param_index
         self.optimizer_initialized = True
+        mine, owner = self._exec_group, shared_module._exec_group
+        if len(mine.execs) == len(owner.execs) and all(
+                mine.execs[0].arg_dict[n] is owner.execs[0].arg_dict[n]
+                for n in self._param_names):
+            mine.share_params(None, like=owner)     # bound with shared_module
+        else:
+            mine.share_params(self._one_update_for_all())
 
     # ------------------------------------------------------------ computation
     def _batch_shapes_differ(self, data_batch):
@@ -321,10 +331,22 @@ class Module(BaseModule):
             raise MXNetError("backward: call bind and init_params first")
         self._exec_group.backward(out_grads=out_grads)
 
+    def _one_update_for_all(self):
+        """Whether the contexts can share one copy of the parameters (see
+        ``DataParallelExecutorGroup.share_params``): several contexts whose gradients a
+        plain local KVStore would only sum."""
+        return len(self._context) > 1 and self._kvstore is not None and \
+            _sums_in_place(self._kvstore)
+
     def update(self):
         """Apply the optimizer to every trainable parameter. With a KVStore (several
-        contexts, or distributed): the contexts' gradients are summed through it, the
-        first context's weights updated once and copied to the other contexts."""
+        contexts, or distributed): the contexts' gradients are summed, the first
+        context's weights updated once and the other contexts given the result. With a
+        plain local store (no optimizer of its own: it would only hand the sum back) the
+        contexts share one copy of the parameters, the other contexts' backward passes
+        add their gradients into the first's, and one update serves all; any other store
+        (distributed, user-registered, or with an updater) sums through pushpull, and
+        the new weights are copied to the other contexts."""
         if not self.optimizer_initialized:
             raise MXNetError("update: call init_optimizer first")
         group = self._exec_group
@@ -334,20 +356,30 @@ class Module(BaseModule):
         if not trained:
             return
         num_ctx = len(group.execs)
-        if self._kvstore is None and num_ctx > 1:
+        kv = self._kvstore
+        if kv is None and num_ctx > 1:
             for i, _, weights, grads in trained:
                 for k in range(num_ctx):
                     self._updater(i * num_ctx + k, grads[k], weights[k])
             return
-        if self._kvstore is not None:
-            self._kvstore.pushpull([n for _, n, _, _ in trained],
-                                   [list(g) if num_ctx > 1 else g[0]
-                                    for _, _, _, g in trained],
-                                   out=[g[0] for _, _, _, g in trained])
+        # with shared parameters, grads[0] already holds the sum over the contexts
+        shared = group.params_shared
+        if kv is not None and not _sums_in_place(kv):
+            kv.pushpull([n for _, n, _, _ in trained],
+                        [list(g) if num_ctx > 1 and not shared else g[0]
+                         for _, _, _, g in trained],
+                        out=[g[0] for _, _, _, g in trained])
+        elif num_ctx > 1 and not shared:
+            # the store's sums, in its order: ((g0 + g1) + g2) + ...
+            for _, _, _, grads in trained:
+                total = grads[0]
+                for other in grads[1:]:
+                    total += other
         for i, _, weights, grads in trained:
             self._updater(i, grads[0], weights[0])
-            for other in weights[1:]:
-                weights[0].copyto(other)
+            if not shared:
+                for other in weights[1:]:
+                    weights[0].copyto(other)
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs: joined over the contexts, or ``[[output on ctx 0, ...], ...]``."""
@@ -407,3 +439,10 @@ class Module(BaseModule):
             raise MXNetError("load_optimizer_states: call init_optimizer first")
         with open(fname, 'rb') as f:
             self._updater.set_states(f.read())
+
+
+def _sums_in_place(kv):
+    """Whether `kv` is a plain local store with no updater: its pushpull into the first
+    value is then just the sum of the values."""
+    from mxcy.kvstore.local import KVStore
+    return type(kv) is KVStore and kv._updater is None
