@@ -8,7 +8,11 @@ The contract (MXNet 1.9.1's data parallelism):
   slice takes what rounding left over). An empty slice is an error.
 * every executor holds its own copy of the parameters, their gradients and the auxiliary
   states; ``param_arrays[i][k]`` is parameter ``i`` on context ``k``. Keeping the copies
-  equal (summing gradients through a KVStore) is the Module's business.
+  equal (summing gradients through a KVStore) is the Module's business. When it would
+  only sum the gradients and copy the updated weights back (a plain local KVStore),
+  ``share_params(True)`` makes the executors share the first one's parameters and
+  gradients instead: the others' backward adds into them, so one update serves all and
+  nothing is copied (auxiliary states stay per executor).
 * outputs and input gradients are per executor; ``merge_multi_context=True`` joins them
   along the batch axis, ``False`` returns ``[[array on context 0, ...], ...]``.
 * a metric is updated once per executor, with that executor's slice of the labels.

@@ -4,7 +4,10 @@ and a KVStore.
 With several contexts (``context=[mx.cpu(0), mx.cpu(1)]``) the batch is split over one
 executor per context (``mxcy.module.executor_group``, ``work_load_list`` honoured); each
 step sums the executors' gradients through the KVStore, updates the parameters once and
-copies them to every context, so training equals one context with the whole batch. A
+copies them to every context, so training equals one context with the whole batch. With
+a plain local KVStore (the default) the contexts share one copy of the parameters
+instead: the executors' backward passes add into one gradient, and one update serves
+every context, with no sums or copies of their own (the store is not pushed to). A
 batch whose shapes differ from the bound ones (the last, smaller batch) reshapes the
 executors, sharing memory.
 """
