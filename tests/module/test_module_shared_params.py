@@ -89,7 +89,7 @@ def test_kvstore_none_gives_each_context_its_own_copy_back():
     np.testing.assert_array_equal(group.param_arrays[0][0].asnumpy(), w0)
 
 
-def test_rebind_and_monitor_follow_the_shared_executors():
+def test_rebind_reshape_and_monitor_follow_the_shared_executors():
     mod = mx.mod.Module(mlp(), context=TWO)
     mod.bind([('data', (6, 5))], [('softmax_label', (6,))])
     mod.init_params(arg_params={k: mx.nd.array(v) for k, v in START.items()})
@@ -107,6 +107,12 @@ def test_rebind_and_monitor_follow_the_shared_executors():
     for m in (mod, one):
         m.forward_backward(batch())
         m.update()
+        m.forward_backward(batch(X[:4], Y[:4]))      # a smaller last batch: reshaped
+        m.update()
+    group = mod._exec_group
+    assert group.params_shared and [e.arg_dict['data'].shape for e in group.execs] == \
+        [(2, 5), (2, 5)]
+    assert all(g[1] is g[0] for g in group.grad_arrays)
     for name, value in weights(one).items():
         np.testing.assert_allclose(weights(mod)[name], value, rtol=1e-5, atol=1e-6)
 
