@@ -6,8 +6,9 @@ executor per context (``mxcy.module.executor_group``, ``work_load_list`` honoure
 step sums the executors' gradients through the KVStore, updates the parameters once and
 copies them to every context, so training equals one context with the whole batch. With
 a plain local KVStore (the default) the contexts share one copy of the parameters
-instead: the executors' backward passes add into one gradient, and one update serves
-every context, with no sums or copies of their own (the store is not pushed to). A
+instead: one update serves every context and no weight is copied; FullyConnected
+gradients are accumulated by the executors into one array, the others summed into the
+first context's (the store, which would only hand the sum back, is not pushed to). A
 batch whose shapes differ from the bound ones (the last, smaller batch) reshapes the
 executors, sharing memory.
 """
@@ -346,8 +347,9 @@ class Module(BaseModule):
         contexts, or distributed): the contexts' gradients are summed, the first
         context's weights updated once and the other contexts given the result. With a
         plain local store (no optimizer of its own: it would only hand the sum back) the
-        contexts share one copy of the parameters, the other contexts' backward passes
-        add their gradients into the first's, and one update serves all; any other store
+        contexts share one copy of the parameters and the gradients are summed into the
+        first context's (most accumulated there by backward already), and one update
+        serves all; any other store
         (distributed, user-registered, or with an updater) sums through pushpull, and
         the new weights are copied to the other contexts."""
         if not self.optimizer_initialized:
@@ -365,19 +367,20 @@ class Module(BaseModule):
                 for k in range(num_ctx):
                     self._updater(i * num_ctx + k, grads[k], weights[k])
             return
-        # with shared parameters, grads[0] already holds the sum over the contexts
+        # with shared parameters some gradients are one array already holding the sum
+        # over the contexts (grads[k] is grads[0]): only the others are summed
         shared = group.params_shared
         if kv is not None and not _sums_in_place(kv):
             kv.pushpull([n for _, n, _, _ in trained],
-                        [list(g) if num_ctx > 1 and not shared else g[0]
-                         for _, _, _, g in trained],
+                        [_distinct(g) if num_ctx > 1 else g[0] for _, _, _, g in trained],
                         out=[g[0] for _, _, _, g in trained])
-        elif num_ctx > 1 and not shared:
+        elif num_ctx > 1:
             # the store's sums, in its order: ((g0 + g1) + g2) + ...
             for _, _, _, grads in trained:
                 total = grads[0]
                 for other in grads[1:]:
-                    total += other
+                    if other is not total:
+                        total += other
         for i, _, weights, grads in trained:
             self._updater(i, grads[0], weights[0])
             if not shared:
@@ -442,6 +445,11 @@ class Module(BaseModule):
             raise MXNetError("load_optimizer_states: call init_optimizer first")
         with open(fname, 'rb') as f:
             self._updater.set_states(f.read())
+
+
+def _distinct(arrays):
+    """`arrays` without the repeats of the first (a gradient the contexts share)."""
+    return [arrays[0]] + [a for a in arrays[1:] if a is not arrays[0]]
 
 
 def _sums_in_place(kv):

@@ -148,3 +148,33 @@ def test_bucket_modules_share_the_default_buckets_single_copy():
         m.update()
     for name, value in weights(one).items():
         np.testing.assert_allclose(weights(mod)[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_convolution_gradients_stay_per_context_and_are_summed():
+    """Only FullyConnected gradients are accumulated in place; a convolution's weight
+    gradient is computed by each context at once and summed in update."""
+    x = mx.sym.Convolution(mx.sym.Variable('data'), kernel=(3, 3), num_filter=2,
+                           name='conv')
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=3,
+                                                     name='fc'), name='softmax')
+    rng = np.random.RandomState(1)
+    start = {'conv_weight': rng.randn(2, 1, 3, 3), 'conv_bias': rng.randn(2),
+             'fc_weight': rng.randn(3, 32) * 0.3, 'fc_bias': rng.randn(3)}
+    b = mx.io.DataBatch([mx.nd.array(rng.randn(6, 1, 6, 6))], [mx.nd.array(Y)])
+    mods = []
+    for ctx in (mx.cpu(), TWO):
+        mod = mx.mod.Module(net, context=ctx)
+        mod.bind([('data', (6, 1, 6, 6))], [('softmax_label', (6,))])
+        mod.init_params(arg_params={k: mx.nd.array(v) for k, v in start.items()})
+        mod.init_optimizer(optimizer='sgd', optimizer_params={'learning_rate': 0.5})
+        mod.forward_backward(b)
+        mods.append(mod)
+    one, two = mods
+    group = two._exec_group
+    for name, w, g in zip(two._param_names, group.param_arrays, group.grad_arrays):
+        assert w[1] is w[0]
+        assert (g[1] is g[0]) == name.startswith('fc'), name
+    assert pushed(two.update) == pushed(one.update) + 2      # conv_weight and conv_bias sums
+    for name, value in weights(one).items():
+        np.testing.assert_allclose(weights(two)[name], value, rtol=1e-5, atol=1e-6)
+        assert np.abs(value - start[name]).max() > 1e-3
