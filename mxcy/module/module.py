@@ -347,11 +347,10 @@ class Module(BaseModule):
         contexts, or distributed): the contexts' gradients are summed, the first
         context's weights updated once and the other contexts given the result. With a
         plain local store (no optimizer of its own: it would only hand the sum back) the
-        contexts share one copy of the parameters and the gradients are summed into the
-        first context's (most accumulated there by backward already), and one update
-        serves all; any other store
-        (distributed, user-registered, or with an updater) sums through pushpull, and
-        the new weights are copied to the other contexts."""
+        contexts share one copy of the parameters, the gradients are summed into the
+        first context's (most accumulated there by backward already) and one update
+        serves all. Any other store (distributed, user-registered, or with an updater)
+        sums through pushpull, and the new weights are copied to the other contexts."""
         if not self.optimizer_initialized:
             raise MXNetError("update: call init_optimizer first")
         group = self._exec_group
