@@ -8,7 +8,12 @@ The contract (MXNet 1.9.1's data parallelism):
   slice takes what rounding left over). An empty slice is an error.
 * every executor holds its own copy of the parameters, their gradients and the auxiliary
   states; ``param_arrays[i][k]`` is parameter ``i`` on context ``k``. Keeping the copies
-  equal (summing gradients through a KVStore) is the Module's business.
+  equal (summing gradients through a KVStore) is the Module's business. When it would
+  only sum the gradients and copy the updated weights back (a plain local KVStore),
+  ``share_params(True)`` makes the executors share the first one's parameters (and the
+  gradients of FullyConnected weights and biases, which the others' backward adds into)
+  instead, so one update serves all and no weight is copied (auxiliary states stay per
+  executor).
 * outputs and input gradients are per executor; ``merge_multi_context=True`` joins them
   along the batch axis, ``False`` returns ``[[array on context 0, ...], ...]``.
 * a metric is updated once per executor, with that executor's slice of the labels.
@@ -25,6 +30,7 @@ import numpy as np
 from mxcy import ndarray as nd
 from mxcy.base import MXNetError
 from mxcy.context import Context
+from mxcy.executor import Executor
 from mxcy.io import DataDesc
 
 __all__ = ['DataParallelExecutorGroup']
@@ -135,7 +141,10 @@ class DataParallelExecutorGroup:
         self._grad_req_arg = grad_req
         self.execs = []
         self._monitor = None
+        self.params_shared = False
         self.bind_exec(data_shapes, label_shapes, shared_group)
+        if shared_group is not None and shared_group.params_shared:
+            self.share_params(True, like=shared_group)
 
     # ------------------------------------------------------------ binding
     def _grad_reqs(self, data_names):
@@ -218,7 +227,6 @@ class DataParallelExecutorGroup:
         """An executor whose parameters, their gradients and auxiliary states ARE the
         shared executor's arrays (same NDArray objects, matched by name), and whose
         intermediate buffers reuse the shared executor's memory (BucketingModule)."""
-        from mxcy.executor import Executor
         sym = self.symbol
         arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
         arg_types, _, aux_types = sym.infer_type_partial(**types)
@@ -265,6 +273,63 @@ class DataParallelExecutorGroup:
                 (_descs(label_shapes) or None) == self.label_shapes:
             return
         self.bind_exec(data_shapes, label_shapes, reshape=True)
+
+    def share_params(self, shared, like=None):
+        """With `shared`, every executor's parameters become the first executor's arrays,
+        so one update serves every context and no weight is copied. The gradients of the
+        parameters that only FullyConnected nodes read as weight or bias (see
+        `_accumulated_in_place`) are shared too: the other executors add into the first's
+        (grad_req 'add'; they run backward after it, in push order), so after backward
+        the first context's gradient holds the sum with no add of its own (a gradient
+        computed before is added in now). The other gradients stay per executor, computed
+        in parallel and summed by the caller. Without `shared`, executor k gets copies of
+        its own back (of the first's values; gradients zeroed). With `like` (a group
+        bound with ``shared_group``), executor k takes exactly the parameter arrays and
+        gradient requests of ``like``'s executor k."""
+        shared = like.params_shared if like is not None else bool(shared)
+        shared = shared and len(self.execs) > 1
+        in_place = _accumulated_in_place(self.symbol)
+        first = self.execs[0]
+        for k in range(1, len(self.execs)):
+            old = self.execs[k]
+            args, grads, reqs = list(old.arg_arrays), dict(old.grad_dict), \
+                dict(old._grad_req)
+            for j, name in enumerate(self.arg_names):
+                if name not in self.param_names:
+                    continue
+                mine, theirs = grads.get(name), first.grad_dict.get(name)
+                if like is not None:
+                    src = like.execs[k]
+                    arr, grad, req = src.arg_dict[name], src.grad_dict.get(name), \
+                        src._grad_req[name]
+                elif shared and theirs is not None and name in in_place:
+                    arr, grad, req = first.arg_dict[name], theirs, 'add'
+                    if mine is not None and mine is not theirs:
+                        theirs += mine      # a gradient computed before: the sum goes on
+                elif shared or args[j] is first.arg_dict[name]:
+                    arr = first.arg_dict[name] if shared else \
+                        first.arg_dict[name].copyto(old._ctx)
+                    req = first._grad_req[name]
+                    grad = mine if mine is not None and mine is not theirs else \
+                        nd.zeros(arr.shape, old._ctx, arr.dtype)
+                    if req == 'null':
+                        grad = None
+                else:
+                    continue            # already its own copy
+                args[j], reqs[name] = arr, req
+                grads.pop(name, None)
+                if grad is not None:
+                    grads[name] = grad
+            before = old.grad_dict
+            if reqs == old._grad_req and all(a is b for a, b in zip(args, old.arg_arrays)) \
+                    and grads.keys() == before.keys() \
+                    and all(g is before[n] for n, g in grads.items()):
+                continue
+            self.execs[k] = Executor(self.symbol, old._ctx, args, grads or None, reqs,
+                                     old.aux_arrays, _shared_buffers=old._plan.buffers)
+            self._follow_monitor(old, self.execs[k])
+        self.params_shared = shared
+        self._collect_arrays()
 
     # ------------------------------------------------------------ parameters and states
     def set_params(self, arg_params, aux_params, allow_extra=False):
@@ -411,6 +476,24 @@ class DataParallelExecutorGroup:
         if mon is not None and old in mon.exes:
             mon.exes[mon.exes.index(old)] = new
             new.set_monitor_callback(old._monitor, old._monitor_all)
+
+
+def _accumulated_in_place(symbol):
+    """The variables that only FullyConnected nodes read, as weight or bias. Their
+    gradient is one GEMM that adds into its output at no cost (beta = 1) and that the
+    engine splits over idle workers, so a second executor accumulating into the first's
+    gradient waits for nothing it could have overlapped. Other gradients (a convolution's
+    weight, measured: its kernel runs on one worker) are better computed by each executor
+    at once and summed after (an add of the parameter's size)."""
+    readers = {}
+    for node in symbol._nodes():
+        if node.is_variable:
+            continue
+        fc = node.op.name == 'FullyConnected'
+        for pos, (child, _) in enumerate(node.inputs):
+            if child.is_variable:
+                readers.setdefault(child.name, []).append(fc and pos > 0)
+    return {name for name, ok in readers.items() if all(ok)}
 
 
 def _without_padding(arr, batch, pad):

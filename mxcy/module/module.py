@@ -4,7 +4,11 @@ and a KVStore.
 With several contexts (``context=[mx.cpu(0), mx.cpu(1)]``) the batch is split over one
 executor per context (``mxcy.module.executor_group``, ``work_load_list`` honoured); each
 step sums the executors' gradients through the KVStore, updates the parameters once and
-copies them to every context, so training equals one context with the whole batch. A
+copies them to every context, so training equals one context with the whole batch. With
+a plain local KVStore (the default) the contexts share one copy of the parameters
+instead: one update serves every context and no weight is copied; FullyConnected
+gradients are accumulated by the executors into one array, the others summed into the
+first context's (the store, which would only hand the sum back, is not pushed to). A
 batch whose shapes differ from the bound ones (the last, smaller batch) reshapes the
 executors, sharing memory.
 """
@@ -120,6 +124,8 @@ class Module(BaseModule):
         if self.params_initialized:
             self._exec_group.set_params(self._arg_params, self._aux_params)
             self._alias_params()
+        if self.optimizer_initialized and shared_module is None:
+            self._exec_group.share_params(self._one_update_for_all())
 
     def reshape(self, data_shapes, label_shapes=None):
         """Reshape every executor for new data (and label) shapes, sharing memory."""
@@ -252,6 +258,7 @@ class Module(BaseModule):
         self._optimizer = optimizer
         self._kvstore = kv
         self._updater = opt.get_updater(optimizer)
+        self._exec_group.share_params(self._one_update_for_all())
         if kv is not None and self._param_names:
             # every rank and context starts from rank 0's weights (one init: one
             # collective, not one per parameter)
@@ -279,6 +286,13 @@ class Module(BaseModule):
         self._updater = shared_module._updater
         self._param_index = shared_module._param_index
         self.optimizer_initialized = True
+        mine, owner = self._exec_group, shared_module._exec_group
+        if len(mine.execs) == len(owner.execs) and all(
+                mine.execs[0].arg_dict[n] is owner.execs[0].arg_dict[n]
+                for n in self._param_names):
+            mine.share_params(None, like=owner)     # bound with shared_module
+        else:
+            mine.share_params(self._one_update_for_all())
 
     # ------------------------------------------------------------ computation
     def _batch_shapes_differ(self, data_batch):
@@ -321,10 +335,22 @@ class Module(BaseModule):
             raise MXNetError("backward: call bind and init_params first")
         self._exec_group.backward(out_grads=out_grads)
 
+    def _one_update_for_all(self):
+        """Whether the contexts can share one copy of the parameters (see
+        ``DataParallelExecutorGroup.share_params``): several contexts whose gradients a
+        plain local KVStore would only sum."""
+        return len(self._context) > 1 and self._kvstore is not None and \
+            _sums_in_place(self._kvstore)
+
     def update(self):
         """Apply the optimizer to every trainable parameter. With a KVStore (several
-        contexts, or distributed): the contexts' gradients are summed through it, the
-        first context's weights updated once and copied to the other contexts."""
+        contexts, or distributed): the contexts' gradients are summed, the first
+        context's weights updated once and the other contexts given the result. With a
+        plain local store (no optimizer of its own: it would only hand the sum back) the
+        contexts share one copy of the parameters, the gradients are summed into the
+        first context's (most accumulated there by backward already) and one update
+        serves all. Any other store (distributed, user-registered, or with an updater)
+        sums through pushpull, and the new weights are copied to the other contexts."""
         if not self.optimizer_initialized:
             raise MXNetError("update: call init_optimizer first")
         group = self._exec_group
@@ -334,20 +360,31 @@ class Module(BaseModule):
         if not trained:
             return
         num_ctx = len(group.execs)
-        if self._kvstore is None and num_ctx > 1:
+        kv = self._kvstore
+        if kv is None and num_ctx > 1:
             for i, _, weights, grads in trained:
                 for k in range(num_ctx):
                     self._updater(i * num_ctx + k, grads[k], weights[k])
             return
-        if self._kvstore is not None:
-            self._kvstore.pushpull([n for _, n, _, _ in trained],
-                                   [list(g) if num_ctx > 1 else g[0]
-                                    for _, _, _, g in trained],
-                                   out=[g[0] for _, _, _, g in trained])
+        # with shared parameters some gradients are one array already holding the sum
+        # over the contexts (grads[k] is grads[0]): only the others are summed
+        shared = group.params_shared
+        if kv is not None and not _sums_in_place(kv):
+            kv.pushpull([n for _, n, _, _ in trained],
+                        [_distinct(g) if num_ctx > 1 else g[0] for _, _, _, g in trained],
+                        out=[g[0] for _, _, _, g in trained])
+        elif num_ctx > 1:
+            # the store's sums, in its order: ((g0 + g1) + g2) + ...
+            for _, _, _, grads in trained:
+                total = grads[0]
+                for other in grads[1:]:
+                    if other is not total:
+                        total += other
         for i, _, weights, grads in trained:
             self._updater(i, grads[0], weights[0])
-            for other in weights[1:]:
-                weights[0].copyto(other)
+            if not shared:
+                for other in weights[1:]:
+                    weights[0].copyto(other)
 
     def get_outputs(self, merge_multi_context=True):
         """The outputs: joined over the contexts, or ``[[output on ctx 0, ...], ...]``."""
@@ -407,3 +444,15 @@ class Module(BaseModule):
             raise MXNetError("load_optimizer_states: call init_optimizer first")
         with open(fname, 'rb') as f:
             self._updater.set_states(f.read())
+
+
+def _distinct(arrays):
+    """`arrays` without the repeats of the first (a gradient the contexts share)."""
+    return [arrays[0]] + [a for a in arrays[1:] if a is not arrays[0]]
+
+
+def _sums_in_place(kv):
+    """Whether `kv` is a plain local store with no updater: its pushpull into the first
+    value is then just the sum of the values."""
+    from mxcy.kvstore.local import KVStore
+    return type(kv) is KVStore and kv._updater is None
