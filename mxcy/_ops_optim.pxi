@@ -114,13 +114,20 @@ def push_optimizer_update(str kind, weight, grad, states, double lr, double wd=0
     states = tuple(states)
     if len(states) != nstates:
         raise ValueError(f"{kind}_update: needs {nstates} state array(s), got {len(states)}")
-    dt = np.dtype(weight.dtype)
-    if dt not in (np.float32, np.float64):
-        raise TypeError(f"{kind}_update: weight must be float32 or float64, got {dt.name}")
-    for name, arr in (('grad', grad),) + tuple((f'state {i}', s) for i, s in enumerate(states)):
-        if arr.shape != weight.shape or np.dtype(arr.dtype) != dt:
-            raise ValueError(f"{kind}_update: {name} has {np.dtype(arr.dtype).name}"
-                             f"{tuple(arr.shape)}, the weight {dt.name}{tuple(weight.shape)}")
+    # dtypes compared as the NumPy scalar types NDArray.dtype gives (np.dtype() costs a
+    # microsecond a call, and this runs once per parameter per step)
+    wdt, shape = weight.dtype, weight.shape
+    if wdt is not np.float32 and wdt is not np.float64:
+        raise TypeError(f"{kind}_update: weight must be float32 or float64, got "
+                        f"{np.dtype(wdt).name}")
+    if grad.dtype is not wdt or grad.shape != shape or any(
+            st.dtype is not wdt or st.shape != shape for st in states):
+        for name, arr in (('grad', grad),) + tuple((f'state {i}', st)
+                                                   for i, st in enumerate(states)):
+            if arr.shape != shape or np.dtype(arr.dtype) != np.dtype(wdt):
+                raise ValueError(f"{kind}_update: {name} has {np.dtype(arr.dtype).name}"
+                                 f"{tuple(arr.shape)}, the weight "
+                                 f"{np.dtype(wdt).name}{tuple(shape)}")
     a.kind = (OPT_SGD, OPT_SGD_MOM, OPT_ADAM)[nstates]
     grad = nd_apart(grad, (weight,) + states, True)     # elementwise: in place is safe
     a.w = nd_ptr(weight)
@@ -128,7 +135,7 @@ def push_optimizer_update(str kind, weight, grad, states, double lr, double wd=0
     a.s1 = nd_ptr(states[0]) if nstates > 0 else NULL
     a.s2 = nd_ptr(states[1]) if nstates > 1 else NULL
     a.n = weight.size
-    a.dtype = _NP_CODES[dt]
+    a.dtype = DT_FLOAT32 if wdt is np.float32 else DT_FLOAT64
     a.lr = lr
     a.wd = wd
     a.rescale = rescale_grad

@@ -83,6 +83,10 @@ class CachedGraph:
                              "neither inputs nor parameters of the block")
         self.flags = flags
         self.free = {}          # signature -> [idle executors]
+        # a recorded call's inputs: the data, then the parameters (by argument position)
+        params_in_order = [n for n in self.arg_names if n not in self.input_names]
+        self.node_names = list(self.input_names) + params_in_order
+        self.param_positions = [self.arg_names.index(n) for n in params_in_order]
 
     # ------------------------------------------------------------ executors
     def _bind(self, arrays, wants_grad):
@@ -140,9 +144,9 @@ class CachedGraph:
         exe._rebind_values(dict(zip(self.input_names, arrays)), fresh)
         exe.forward(is_train=autograd.is_training())
         outs = [o if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
-        names = list(self.input_names) + [n for n in self.arg_names
-                                          if n not in self.input_names]
-        ins = list(arrays) + [exe.arg_dict[n] for n in names[len(arrays):]]
+        names = self.node_names
+        bound = exe.arg_arrays
+        ins = list(arrays) + [bound[i] for i in self.param_positions]
         if _STATE.recording and any(x._ag is not None for x in ins):
             spec = _CachedSpec(self, exe, names)
             node = _Node(spec, None, len(ins), ins,

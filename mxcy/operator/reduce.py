@@ -97,12 +97,21 @@ class _Reduce(OpSpec):
         return axes
 
     def _shapes(self, p, shape):
-        """(reduced axes, output shape, output shape with the reduced axes kept as 1)."""
+        """(reduced axes, output shape, output shape with the reduced axes kept as 1),
+        remembered per (parameters, shape): forward and backward ask on every call."""
+        key = (p.axis, p.keepdims, getattr(p, 'exclude', False), tuple(shape))
+        cache = self.__dict__.setdefault('_shape_cache', {})
+        found = cache.get(key)
+        if found is not None:
+            return found
         axes = self._axes(p, shape)
         kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
         out = kept if p.keepdims else (tuple(d for i, d in enumerate(shape)
                                              if i not in axes) or (1,))
-        return axes, out, kept
+        if len(cache) > 4096:
+            cache.clear()
+        cache[key] = found = (axes, out, kept)
+        return found
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
