@@ -1,4 +1,6 @@
 """Small building blocks that operator forward/backward code shares (all push, none wait)."""
+import math
+
 import numpy as np
 
 from mxcy import _ndarray
@@ -52,3 +54,30 @@ def check_req(op, req):
     for r in req:
         if r not in ('write', 'inplace', 'add', 'null'):
             raise ValueError(f"{op}: req must be 'write', 'inplace', 'add' or 'null', got {r!r}")
+
+
+def gemm_reduce(x, y, axes, mean, req, backward):
+    """sum/mean of x over `axes` into y (backward: dy = y spread back into dx = x) as one
+    GEMM with a ones vector, when the reduced axes are contiguous and lead or trail: no
+    NumPy, no GIL on the worker. Returns False (nothing pushed) for other cases."""
+    shape = x.shape
+    if req == 'null' or not axes or axes != tuple(range(axes[0], axes[-1] + 1)) or \
+            x.dtype not in (np.float32, np.float64) or y.dtype != x.dtype:
+        return False
+    lead, r = math.prod(shape[:axes[0]]), math.prod(shape[a] for a in axes)
+    trail = math.prod(shape[axes[-1] + 1:])
+    if r == 0 or lead * trail == 0 or (lead > 1 and trail > 1):
+        return False
+    alpha, beta = (1.0 / r if mean else 1.0), (1.0 if req == 'add' else 0.0)
+    ones = ones_vector(r, x.dtype, x.context)                   # (1, r)
+    m, n = (lead, trail) if lead > 1 else (1, trail)
+    xm = x.reshape((m, r)) if trail == 1 else x.reshape((r, n))
+    ym = y.reshape((m, 1)) if trail == 1 else y.reshape((1, n))
+    if trail == 1:          # rows of x (m, r): y = x·1 ; dx = dy·1ᵀ
+        args = (ym, ones, xm, m, r, 1, False, False) if backward else \
+            (xm, ones, ym, m, 1, r, False, True)
+    else:                   # columns of x (r, n): y = 1ᵀ·x ; dx = 1·dy
+        args = (ones, ym, xm, r, n, 1, True, False) if backward else \
+            (ones, xm, ym, 1, n, r, False, False)
+    _ndarray.gemm(*args, 1, alpha, beta)
+    return True

@@ -17,7 +17,7 @@ import numpy as np
 
 from mxcy import _ndarray
 from mxcy.base import MXNetError
-from mxcy.operator._compute import nd, ones_vector
+from mxcy.operator._compute import gemm_reduce, nd
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import check_axes, check_axis, prod, push_scatter, push_value, \
@@ -40,33 +40,6 @@ def exclusive_prod(x, axes):
     left = np.cumprod(np.concatenate([one, flat[..., :-1]], -1), -1)
     right = np.cumprod(np.concatenate([one, flat[..., :0:-1]], -1), -1)[..., ::-1]
     return np.transpose((left * right).reshape(t.shape), np.argsort(order))
-
-
-def _gemm_reduce(x, y, axes, mean, req, backward):
-    """sum/mean of x over `axes` into y (backward: dy = y spread back into dx = x) as one
-    GEMM with a ones vector, when the reduced axes are contiguous and lead or trail: no
-    NumPy, no GIL on the worker. Returns False (nothing pushed) for other cases."""
-    shape = x.shape
-    if req == 'null' or not axes or axes != tuple(range(axes[0], axes[-1] + 1)) or \
-            x.dtype not in _BLAS_TYPES or y.dtype != x.dtype:
-        return False
-    lead, r = prod(shape[:axes[0]]), prod(shape[a] for a in axes)
-    trail = prod(shape[axes[-1] + 1:])
-    if r == 0 or lead * trail == 0 or (lead > 1 and trail > 1):
-        return False
-    alpha, beta = (1.0 / r if mean else 1.0), (1.0 if req == 'add' else 0.0)
-    ones = ones_vector(r, x.dtype, x.context)                   # (1, r)
-    m, n = (lead, trail) if lead > 1 else (1, trail)
-    xm = x.reshape((m, r)) if trail == 1 else x.reshape((r, n))
-    ym = y.reshape((m, 1)) if trail == 1 else y.reshape((1, n))
-    if trail == 1:          # rows of x (m, r): y = x·1 ; dx = dy·1ᵀ
-        args = (ym, ones, xm, m, r, 1, False, False) if backward else \
-            (xm, ones, ym, m, 1, r, False, True)
-    else:                   # columns of x (r, n): y = 1ᵀ·x ; dx = 1·dy
-        args = (ones, ym, xm, r, n, 1, True, False) if backward else \
-            (ones, xm, ym, 1, n, r, False, False)
-    _ndarray.gemm(*args, 1, alpha, beta)
-    return True
 
 
 class _Reduce(OpSpec):
@@ -97,21 +70,18 @@ class _Reduce(OpSpec):
         return axes
 
     def _shapes(self, p, shape):
-        """(reduced axes, output shape, output shape with the reduced axes kept as 1),
-        remembered per (parameters, shape): forward and backward ask on every call."""
+        """(reduced axes, output shape, it with reduced axes as 1), kept per call shape."""
         key = (p.axis, p.keepdims, getattr(p, 'exclude', False), tuple(shape))
         cache = self.__dict__.setdefault('_shape_cache', {})
-        found = cache.get(key)
-        if found is not None:
-            return found
-        axes = self._axes(p, shape)
-        kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
-        out = kept if p.keepdims else (tuple(d for i, d in enumerate(shape)
-                                             if i not in axes) or (1,))
-        if len(cache) > 4096:
-            cache.clear()
-        cache[key] = found = (axes, out, kept)
-        return found
+        if key not in cache:
+            if len(cache) > 4096:
+                cache.clear()
+            axes = self._axes(p, shape)
+            kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+            out = kept if p.keepdims else \
+                (tuple(d for i, d in enumerate(shape) if i not in axes) or (1,))
+            cache[key] = (axes, out, kept)
+        return cache[key]
 
     def infer_shape(self, p, in_shapes):
         s = in_shapes[0]
@@ -129,7 +99,7 @@ class _Reduce(OpSpec):
 
     def forward(self, p, is_train, req, ins, outs, aux):
         axes, out, _ = self._shapes(p, ins[0].shape)
-        if self.graph_mean is not None and _gemm_reduce(ins[0], outs[0], axes,
+        if self.graph_mean is not None and gemm_reduce(ins[0], outs[0], axes,
                                                         self.graph_mean, req[0], False):
             return
         fn = self.np_fn
@@ -138,7 +108,7 @@ class _Reduce(OpSpec):
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         axes, _, kept = self._shapes(p, ins[0].shape)
-        if self.graph_mean is not None and _gemm_reduce(in_grads[0], out_grads[0], axes,
+        if self.graph_mean is not None and gemm_reduce(in_grads[0], out_grads[0], axes,
                                                         self.graph_mean, req[0], True):
             return
         grad, n = self.grad, prod(ins[0].shape[a] for a in axes)
