@@ -332,9 +332,11 @@ def shuffle(data, out=None, **kwargs):
     return out
 
 
-def _like(dist, pnames):
+def _like(dist):
     """``mx.nd.random.<dist>_like(data, params..., out=None, name=None)``: the generated
     ``_random_<dist>_like`` operator (data's shape, dtype and context)."""
+    from mxcy.operator.random_ops import like_params
+    pnames = like_params(dist)
     import inspect
     P = inspect.Parameter
 
@@ -353,13 +355,13 @@ def _like(dist, pnames):
     return fn
 
 
-uniform_like = _like('uniform', ('low', 'high'))
-normal_like = _like('normal', ('loc', 'scale'))
-poisson_like = _like('poisson', ('lam',))
-exponential_like = _like('exponential', ('lam',))
-gamma_like = _like('gamma', ('alpha', 'beta'))
-negative_binomial_like = _like('negative_binomial', ('k', 'p'))
-generalized_negative_binomial_like = _like('generalized_negative_binomial', ('mu', 'alpha'))
+uniform_like = _like('uniform')
+normal_like = _like('normal')
+poisson_like = _like('poisson')
+exponential_like = _like('exponential')
+gamma_like = _like('gamma')
+negative_binomial_like = _like('negative_binomial')
+generalized_negative_binomial_like = _like('generalized_negative_binomial')
 
 
 def multinomial(data, shape=None, get_prob=False, out=None, dtype='int32', **kwargs):

@@ -176,6 +176,12 @@ class _LikeOp(_RandomOp):
         super().forward(p, is_train, req, [], outs, aux)
 
 
+
+def like_params(dist):
+    """The number parameters of ``_random_<dist>_like`` in order (mx.nd/mx.sym front ends)."""
+    return tuple(n for n, _ in DISTS[dist][0])
+
+
 _OUT = (Param('ctx', 'any', None, optional=True), Param('dtype', 'dtype', None, optional=True))
 
 for _dist, (_rparams, _snames, _draw, _check) in DISTS.items():

@@ -78,7 +78,9 @@ def shuffle(data, **kwargs):
     return _op('_shuffle', (data,), **kwargs)
 
 
-def _like(dist, pnames):
+def _like(dist):
+    from mxcy.operator.random_ops import like_params
+    pnames = like_params(dist)
     P = inspect.Parameter
 
     def fn(data=None, *args, name=None, attr=None, out=None, **kwargs):
@@ -94,10 +96,10 @@ def _like(dist, pnames):
     return fn
 
 
-uniform_like = _like('uniform', ('low', 'high'))
-normal_like = _like('normal', ('loc', 'scale'))
-poisson_like = _like('poisson', ('lam',))
-exponential_like = _like('exponential', ('lam',))
-gamma_like = _like('gamma', ('alpha', 'beta'))
-negative_binomial_like = _like('negative_binomial', ('k', 'p'))
-generalized_negative_binomial_like = _like('generalized_negative_binomial', ('mu', 'alpha'))
+uniform_like = _like('uniform')
+normal_like = _like('normal')
+poisson_like = _like('poisson')
+exponential_like = _like('exponential')
+gamma_like = _like('gamma')
+negative_binomial_like = _like('negative_binomial')
+generalized_negative_binomial_like = _like('generalized_negative_binomial')
