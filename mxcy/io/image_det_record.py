@@ -20,12 +20,11 @@ the argument): the random crop / pad / colour augmentations (``rand_crop_prob``,
 and output dtypes other than float32.
 """
 import os
-import random
 
 import numpy as np
 
 from mxcy.base import MXNetError
-from mxcy.image.image import cv2_module, decode_array
+from mxcy.image.image import cv2_module
 from mxcy.io.base import register
 from mxcy.io.image_record import _ARGS, _IR, ImageRecordIter, _read_record
 
@@ -99,12 +98,12 @@ class ImageDetRecordIter(ImageRecordIter):
             longest = 0
             for r, offset in enumerate(self._offsets):
                 rec = _read_record(fd, self.path, offset)
-                longest = max(longest, self._raw_label(rec, r)[0].size)
+                longest = max(longest, self._unpack(rec, r)[0].size)
             return longest
         finally:
             os.close(fd)
 
-    def _raw_label(self, rec, r):
+    def _unpack(self, rec, r):
         if len(rec) < _IR.size:
             raise MXNetError(f"ImageDetRecordIter: {self.path!r}, record {r}: {len(rec)} "
                              "bytes, shorter than the 24-byte image header")
@@ -126,27 +125,15 @@ class ImageDetRecordIter(ImageRecordIter):
                              f"{raw[:8].tolist()}{' ...' if raw.size > 8 else ''}")
         return raw, ident, memoryview(rec)[_IR.size + 4 * flag:]
 
-    def _make_batch(self, rows, pad, seed):
-        rng = random.Random(seed)
-        bs, (c, h, w) = self.batch_size, self.data_shape
-        data = np.zeros((bs, c, h, w), dtype=np.float32)
-        label = np.zeros(self.provide_label[0].shape, dtype=np.float32)
-        index = np.zeros(bs, dtype=np.uint64)
-        for i, r in enumerate(rows):
-            rec = _read_record(self._fd, self.path, self._offsets[r])
-            raw, ident, payload = self._raw_label(rec, r)
-            try:
-                img = decode_array(payload, 1 if c == 3 else 0, True, what='decode')
-            except MXNetError as err:
-                raise MXNetError(f"ImageDetRecordIter: {self.path!r}, record {r} (id "
-                                 f"{ident}, byte {self._offsets[r]}): {err}") from None
-            img, raw = self._augment_det(img, _drop_empty(raw), rng)
-            self._store(img, data[i])
-            label[i] = self._p['label_pad_value']
-            label[i, :4] = (c, h, w, raw.size)
-            label[i, 4:4 + raw.size] = raw
-            index[i] = ident
-        return data, label, index, pad
+    def _sample(self, img, raw, rng):
+        """The augmented image and its label row: [C, H, W, n, raw label...], padded."""
+        img, raw = self._augment_det(img, _drop_empty(raw), rng)
+        c, h, w = self.data_shape
+        row = np.full(self.provide_label[0].shape[1:], self._p['label_pad_value'],
+                      dtype=np.float32)
+        row[:4] = (c, h, w, raw.size)
+        row[4:4 + raw.size] = raw
+        return img, row
 
     def _augment_det(self, img, raw, rng):
         p, (_, h, w) = self._p, self.data_shape

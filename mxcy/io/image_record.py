@@ -248,10 +248,14 @@ class ImageRecordIter(DataIter):
             except MXNetError as err:
                 raise MXNetError(f"{type(self).__name__}: {self.path!r}, record {r} (id "
                                  f"{ident}, byte {self._offsets[r]}): {err}") from None
-            self._store(self._augment(img, rng), data[i])
-            label[i] = lab
+            img, label[i] = self._sample(img, lab, rng)
+            self._store(img, data[i])
             index[i] = ident
         return data, label, index, pad
+
+    def _sample(self, img, lab, rng):
+        """(augmented image, label row) of one decoded record (detection overrides it)."""
+        return self._augment(img, rng), lab
 
     def _unpack(self, rec, r):
         if len(rec) < _IR.size:
