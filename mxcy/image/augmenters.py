@@ -25,8 +25,9 @@ __all__ = ['Augmenter', 'SequentialAug', 'ResizeAug', 'ForceResizeAug', 'RandomC
 _GRAY_COEF = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
 
-class Augmenter:
-    """Base augmenter: subclasses implement ``_apply(numpy_hwc) -> numpy_hwc``."""
+class _Described:
+    """An augmenter's constructor arguments (arrays as lists) and their ``dumps``; shared by
+    Augmenter and DetAugmenter, which MXNet keeps as unrelated classes."""
 
     def __init__(self, **kwargs):
         self._kwargs = kwargs
@@ -39,6 +40,10 @@ class Augmenter:
     def dumps(self):
         """``[name, kwargs]`` as JSON (name: the class name in lower case)."""
         return json.dumps([self.__class__.__name__.lower(), self._kwargs])
+
+
+class Augmenter(_Described):
+    """Base augmenter: subclasses implement ``_apply(numpy_hwc) -> numpy_hwc``."""
 
     def __call__(self, src):
         if isinstance(src, NDArray):

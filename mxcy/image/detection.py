@@ -9,7 +9,6 @@ crop (clipping, and ejecting objects that keep less than `min_eject_coverage` of
 area), a pad shrinks them into the larger canvas. Randomness comes from Python's
 ``random`` (as the classification augmenters), so ``random.seed`` fixes it.
 """
-import json
 import logging
 import math
 import random
@@ -17,7 +16,8 @@ import random
 import numpy as np
 
 from mxcy._ndarray import NDArray
-from mxcy.image.augmenters import (Augmenter, CastAug, ColorJitterAug, ColorNormalizeAug,
+from mxcy.image.augmenters import (_Described, Augmenter, CastAug, ColorJitterAug,
+                                   ColorNormalizeAug,
                                    ForceResizeAug, HueJitterAug, LightingAug, RandomGrayAug,
                                    ResizeAug, apply_aug, _PCA_EIGVAL, _PCA_EIGVEC,
                                    _channel_stat, _DEFAULT_MEAN, _DEFAULT_STD)
@@ -35,20 +35,8 @@ def _areas(boxes):
     return w * h
 
 
-class DetAugmenter:
+class DetAugmenter(_Described):
     """Base detection augmenter: subclasses implement ``_apply(numpy_hwc, label)``."""
-
-    def __init__(self, **kwargs):
-        self._kwargs = kwargs
-        for k, v in self._kwargs.items():
-            if isinstance(v, NDArray):
-                v = v.asnumpy()
-            if isinstance(v, np.ndarray):
-                self._kwargs[k] = v.tolist()
-
-    def dumps(self):
-        """``[name, kwargs]`` as JSON (name: the class name in lower case)."""
-        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
     def __call__(self, src, label):
         label = label.asnumpy() if isinstance(label, NDArray) else np.asarray(label)
