@@ -60,3 +60,14 @@ class NumpyOp(OpSpec):
 
 def _as_tuple(v):
     return v if isinstance(v, (tuple, list)) else (v,)
+
+
+def check_roi_shapes(op, in_shapes):
+    """(data, rois) shapes of a region-of-interest operator, checked where known: data
+    (N, C, H, W), rois (R, 5) rows of (batch index, x1, y1, x2, y2)."""
+    d, r = in_shapes
+    if r is not None and (len(r) != 2 or r[1] != 5):
+        raise op.shape_error('rois', '(R, 5) = (batch index, x1, y1, x2, y2)', tuple(r))
+    if d is not None and len(d) != 4:
+        raise op.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+    return d, r

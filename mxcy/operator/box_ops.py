@@ -11,7 +11,7 @@ flows back to its input row (through the format conversion); other rows get zero
 """
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -155,11 +155,7 @@ class _contrib_ROIAlign(NumpyOp):
         return ['data', 'rois']
 
     def infer_shape(self, p, in_shapes):
-        d, r = in_shapes
-        if r is not None and (len(r) != 2 or r[1] != 5):
-            raise self.shape_error('rois', '(R, 5) = (batch index, x1, y1, x2, y2)', tuple(r))
-        if d is not None and len(d) != 4:
-            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        d, r = check_roi_shapes(self, in_shapes)
         if d is None or r is None:
             return list(in_shapes), [None], []
         ph, pw = p.pooled_size

@@ -14,7 +14,7 @@ BilinearSampler, SpatialTransformer and ROIPooling.
 """
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -190,11 +190,7 @@ class ROIPooling(NumpyOp):
         return ['data', 'rois']
 
     def infer_shape(self, p, in_shapes):
-        d, r = in_shapes
-        if r is not None and (len(r) != 2 or r[1] != 5):
-            raise self.shape_error('rois', '(R, 5) = (batch index, x1, y1, x2, y2)', tuple(r))
-        if d is not None and len(d) != 4:
-            raise self.shape_error('data', 'a 4-D (N, C, H, W) shape', tuple(d))
+        d, r = check_roi_shapes(self, in_shapes)
         if d is None or r is None:
             return list(in_shapes), [None], []
         return [tuple(d), tuple(r)], [(r[0], d[1]) + tuple(p.pooled_size)], []
