@@ -113,9 +113,9 @@ class Executor:
     def _check_bound_arrays(self):
         shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         shapes.update({n: a.shape for n, a in zip(self._aux_names, self.aux_arrays)})
-        arg_shapes, out_shapes, aux_shapes = self._symbol.infer_shape(**shapes)
+        arg_shapes, out_shapes, aux_shapes = self._symbol._infer_shape_strict(**shapes)
         types = {n: np.dtype(a.dtype).name for n, a in zip(self._arg_names, self.arg_arrays)}
-        arg_types, _, aux_types = self._symbol.infer_type(**types)
+        arg_types, _, aux_types = self._symbol._infer_type_strict(**types)
         for kind, names, arrays, want_shapes, want_types in (
                 ('argument', self._arg_names, self.arg_arrays, arg_shapes, arg_types),
                 ('auxiliary state', self._aux_names, self.aux_arrays, aux_shapes, aux_types)):
@@ -140,7 +140,7 @@ class Executor:
                                  f"{np.dtype(g.dtype)}, the argument has {a.shape} "
                                  f"{np.dtype(a.dtype)}")
         self._out_shapes = out_shapes
-        self._out_types = self._symbol.infer_type(**types)[1]
+        self._out_types = self._symbol._infer_type_strict(**types)[1]
 
     # ------------------------------------------------------------ graph plan
     def _build(self, shared_buffers):
@@ -427,7 +427,7 @@ class Executor:
         ``allow_up_sizing=True`` (a new array). An argument not named in `kwargs` whose
         shape changes is an error unless ``partial_shaping=True`` (as in MXNet).
         """
-        arg_shapes, _, aux_shapes = self._symbol.infer_shape(**kwargs)
+        arg_shapes, _, aux_shapes = self._symbol._infer_shape_strict(**kwargs)
 
         def fit(old, shape, name, kind):
             shape = tuple(shape)
@@ -469,7 +469,7 @@ class Executor:
 def simple_bind(symbol, ctx, grad_req='write', type_dict=None, shared_exec=None, **shapes):
     """Bind with every array allocated (zeros) from inferred shapes and dtypes."""
     _check_unique_inputs(symbol, 'simple_bind')
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    arg_shapes, _, aux_shapes = symbol._infer_shape_strict(**shapes)
     names = symbol.list_arguments()
     # dtypes from type_dict and the variables' own dtype= attributes; float32 otherwise
     arg_types, _, aux_types = symbol.infer_type_partial(**dict(type_dict or {}))

@@ -332,7 +332,7 @@ def check_numeric_gradient(sym, location, aux_states=None, numeric_eps=1e-3, rto
     if unknown:
         raise ValueError(f"check_numeric_gradient: grad_nodes {unknown} are not arguments "
                          f"of the symbol {sym.list_arguments()}")
-    _, out_shapes, _ = sym.infer_shape(**{k: v.shape for k, v in location.items()})
+    _, out_shapes, _ = sym._infer_shape_strict(**{k: v.shape for k, v in location.items()})
     rng = np.random.default_rng(1)
     # projections not too small, or the finite differences lose precision
     proj = [rng.random(s) + 0.1 for s in out_shapes]

@@ -45,12 +45,12 @@ def _entry_values(symbol, values, infer, what):
             if not isinstance(values, dict):
                 raise TypeError(f"{what}: shape must be a dict of input name -> shape, got "
                                 f"{type(values).__name__}")
-            _, outs, _ = internals.infer_shape(**values)
+            _, outs, _ = internals._infer_shape_strict(**values)
     else:
         if not isinstance(values, dict):
             raise TypeError(f"{what}: dtype must be a dict of input name -> dtype, got "
                             f"{type(values).__name__}")
-        _, outs, _ = internals.infer_type(**values)
+        _, outs, _ = internals._infer_type_strict(**values)
     return {(id(node), idx): value for (node, idx), value in zip(internals._outputs, outs)}
 
 

@@ -228,7 +228,7 @@ class DataParallelExecutorGroup:
         shared executor's arrays (same NDArray objects, matched by name), and whose
         intermediate buffers reuse the shared executor's memory (BucketingModule)."""
         sym = self.symbol
-        arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+        arg_shapes, _, aux_shapes = sym._infer_shape_strict(**shapes)
         arg_types, _, aux_types = sym.infer_type_partial(**types)
 
         def take(kind, name, shape, dtype, pool):

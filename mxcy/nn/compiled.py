@@ -68,7 +68,7 @@ def _infer_param_shapes(traced, input_shape, where):
                                  f"input_shape={input_shape}")
             for w in weights:
                 w.shape = (w.shape[0], shape[2])
-        arg_shapes, _, aux_shapes = symbol.infer_shape(data=input_shape,
+        arg_shapes, _, aux_shapes = symbol._infer_shape_strict(data=input_shape,
                                                        **_known(params, symbol))
     except MXNetError as e:
         raise MXNetError(f"{where}(input_shape={input_shape}): {e}") from None

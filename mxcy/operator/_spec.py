@@ -21,6 +21,10 @@ class ShapeError(MXNetError, ValueError):
     """Shape inference found a conflict: the message names op, argument and shapes."""
 
 
+class DTypeError(MXNetError, TypeError):
+    """Type inference found a conflict: the message names op, argument and dtypes."""
+
+
 class OpSpec:
     name = None
     aliases = ()
@@ -57,10 +61,26 @@ class OpSpec:
         known = next((t for t in in_types if t is not None), None)
         for i, t in enumerate(in_types):
             if t is not None and t != known:
-                raise TypeError(f"{self.name}: argument '{self.arguments(p)[i]}' has dtype "
-                                f"{t}, expected {known} (all inputs must share one dtype)")
+                raise DTypeError(f"{self.name}: argument '{self.arguments(p)[i]}' has dtype "
+                                 f"{t}, expected {known} (all inputs must share one dtype)")
         return ([known] * len(in_types), [known] * len(self.outputs(p)),
                 [known] * len(self.aux_states(p)))
+
+    def infer_shape_backward(self, p, in_shapes, out_shapes):
+        """Backward inference: `in_shapes` (arguments + aux states) completed from the
+        known `out_shapes`. An op whose shape inference is the default elementwise one
+        (MXNet's ElemwiseShape) takes an unknown input's shape from its output; other ops
+        infer nothing backwards unless they override this."""
+        if type(self).infer_shape is not OpSpec.infer_shape or out_shapes[0] is None:
+            return in_shapes
+        return [out_shapes[0] if s is None else s for s in in_shapes]
+
+    def infer_type_backward(self, p, in_types, out_types):
+        """Backward type inference: with the default (all-one-dtype) rule, unknown inputs
+        take the output's dtype (MXNet's ElemwiseType)."""
+        if type(self).infer_type is not OpSpec.infer_type or out_types[0] is None:
+            return in_types
+        return [out_types[0] if t is None else t for t in in_types]
 
     # ------------------------------------------------------------ compute
     def forward(self, p, is_train, req, ins, outs, aux):
@@ -85,11 +105,15 @@ class OpSpec:
 
 
 def unify_shape(op, arg, known, given):
-    """Merge two views of one shape (None = unknown); raise ShapeError on a conflict."""
+    """Merge two views of one shape (None = unknown shape, 0 = unknown dimension, as in
+    MXNet 1.x's shape_assign); raise ShapeError on a conflict."""
     if known is None:
-        return given
+        return None if given is None else tuple(given)
     if given is None or tuple(known) == tuple(given):
         return tuple(known)
+    if len(known) == len(given) and all(not a or not b or a == b
+                                        for a, b in zip(known, given)):
+        return tuple(a or b for a, b in zip(known, given))
     raise op.shape_error(arg, tuple(known), tuple(given))
 
 

@@ -195,7 +195,8 @@ class Convolution(_ConvBase):
                                            dshape, f'kernel={p.kernel}, pad={pad}')
                 spatial.append(o)
             out = (dshape[0], p.num_filter) + tuple(spatial)
-        if not p.no_bias:
+        if not p.no_bias and (dshape is not None or shapes[2] is not None):
+            # as MXNet: the bias is inferred with the data, not from num_filter alone
             shapes[2] = unify_shape(self, 'bias', (p.num_filter,), shapes[2])
         return shapes, [out], []
 

@@ -111,12 +111,19 @@ class _BinaryOp(OpSpec):
                 raise self.shape_error('rhs', f'a shape broadcastable with lhs {tuple(lhs)}',
                                        tuple(rhs)) from None
             return [tuple(lhs), tuple(rhs)], [tuple(out)], []
-        if lhs is not None and rhs is not None and tuple(lhs) != tuple(rhs):
+        try:
+            shape = unify_shape(self, 'rhs', lhs, rhs)
+        except ValueError:
             raise self.shape_error('rhs', tuple(lhs), tuple(rhs),
                                    'lhs and rhs must have the same shape; the broadcast_* '
-                                   'operators broadcast')
-        shape = unify_shape(self, 'rhs', lhs, rhs)
+                                   'operators broadcast') from None
         return [shape, shape], [shape], []
+
+    def infer_shape_backward(self, p, in_shapes, out_shapes):
+        """Same-shape ops (MXNet's ElemwiseShape) take unknown operands from the output."""
+        if self.broadcast or out_shapes[0] is None:
+            return in_shapes
+        return [unify_shape(self, 'output', out_shapes[0], s) for s in in_shapes]
 
     def forward(self, p, is_train, req, ins, outs, aux):
         code = BINARY_OPS[self.code]

@@ -20,7 +20,7 @@ take no part (zero).
 import numpy as np
 
 from mxcy.operator._numpy_op import NumpyOp
-from mxcy.operator._spec import register_op, unify_shape
+from mxcy.operator._spec import DTypeError, register_op, unify_shape
 
 _ARGS = ['lda', 'alpha', 'beta', 'state', 'lags', 'marks', 'valid_length', 'max_time']
 
@@ -106,11 +106,11 @@ class _contrib_hawkesll(NumpyOp):
         known = next((t for i, t in enumerate(in_types) if t is not None and i != 5), None)
         for i, t in enumerate(in_types):
             if i != 5 and t is not None and t != known:
-                raise TypeError(f"{self.name}: argument '{_ARGS[i]}' has dtype {t}, expected "
-                                f"{known} (the same as lda)")
+                raise DTypeError(f"{self.name}: argument '{_ARGS[i]}' has dtype {t}, expected "
+                                 f"{known} (the same as lda)")
         if in_types[5] is not None and in_types[5] != 'int32':
-            raise TypeError(f"{self.name}: argument 'marks' has dtype {in_types[5]}, "
-                            f"expected int32")
+            raise DTypeError(f"{self.name}: argument 'marks' has dtype {in_types[5]}, "
+                             f"expected int32")
         types = [known] * 8
         types[5] = 'int32'
         return types, [known, known], []

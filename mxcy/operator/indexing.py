@@ -58,15 +58,47 @@ class Concat(_VariadicOp):
         if not ref:
             raise self.shape_error(f'arg{ref_i}', 'at least 1 dimension', ref)
         ax = check_axis(self, p.dim, ref, 'dim')
+        rest = None         # the dims other than `dim`, one shape for all (0 = unknown)
         for i, s in enumerate(shapes):
-            if s is not None and (len(s) != len(ref) or s[:ax] + s[ax + 1:] !=
-                                  ref[:ax] + ref[ax + 1:]):
+            if s is None:
+                continue
+            try:
+                if len(s) != len(ref):
+                    raise ValueError
+                rest = unify_shape(self, f'arg{i}', rest, s[:ax] + s[ax + 1:])
+            except ValueError:
                 raise self.shape_error(f'arg{i}', fmt_shape(ref, ax), s,
-                                       f'only dim {ax} may differ from arg{ref_i}')
-        if any(s is None for s in shapes):
-            return shapes, [None], []
-        out = ref[:ax] + (sum(s[ax] for s in shapes),) + ref[ax + 1:]
-        return shapes, [out], []
+                                       f'only dim {ax} may differ from arg{ref_i}') from None
+        # as MXNet 1.x: an unknown input gets the common dims and 0 (unknown) along `dim`;
+        # the output's `dim` is known once every input's is
+        shapes = [rest[:ax] + (0 if s is None else s[ax],) + rest[ax:] for s in shapes]
+        sizes = [s[ax] for s in shapes]
+        total = sum(sizes) if all(sizes) else 0
+        return shapes, [rest[:ax] + (total,) + rest[ax:]], []
+
+    def infer_shape_backward(self, p, in_shapes, out_shapes):
+        """From a known output: the common dims for every input, and the size along `dim`
+        of the one input that lacks it (the output's minus the others')."""
+        out = out_shapes[0]
+        if out is None or not out:
+            return in_shapes
+        ax = check_axis(self, p.dim, out, 'dim')
+        shapes = [unify_shape(self, f'arg{i}', out[:ax] + (0,) + out[ax + 1:],
+                              None if s is None else s[:ax] + (0,) + s[ax + 1:])
+                  for i, s in enumerate(in_shapes)]
+        shapes = [s[:ax] + ((0 if old is None else old[ax]),) + s[ax + 1:]
+                  for s, old in zip(shapes, in_shapes)]
+        unknown = [i for i, s in enumerate(shapes) if not s[ax]]
+        if len(unknown) == 1 and out[ax]:
+            size = out[ax] - sum(s[ax] for s in shapes)
+            if size < 1:
+                raise self.shape_error(f'arg{unknown[0]}', f'a positive size along dim {ax}',
+                                       shapes[unknown[0]],
+                                       f'the output has {out[ax]} there, the other inputs '
+                                       f'{out[ax] - size}')
+            i = unknown[0]
+            shapes[i] = shapes[i][:ax] + (size,) + shapes[i][ax + 1:]
+        return shapes
 
     def _keys(self, p, shapes):
         ax = check_axis(self, p.dim, shapes[0], 'dim')
@@ -433,8 +465,9 @@ class Embedding(OpSpec):
             raise ValueError(f"{self.name}: parameters input_dim={p.input_dim} and "
                              f"output_dim={p.output_dim} must be >= 1")
         d = None if in_shapes[0] is None else tuple(in_shapes[0])
-        w = unify_shape(self, 'weight', (p.input_dim, p.output_dim),
-                        None if in_shapes[1] is None else tuple(in_shapes[1]))
+        w = None if in_shapes[1] is None else tuple(in_shapes[1])
+        if d is not None or w is not None:     # as MXNet: not from the parameters alone
+            w = unify_shape(self, 'weight', (p.input_dim, p.output_dim), w)
         return [d, w], [None if d is None else d + (p.output_dim,)], []
 
     def infer_type(self, p, in_types):
@@ -486,6 +519,8 @@ class where(OpSpec):
 
     def infer_shape(self, p, in_shapes):
         c, x, y = (None if s is None else tuple(s) for s in in_shapes)
+        if c is None:           # as MXNet: nothing is inferred before the condition's shape
+            return [c, x, y], [None], []
         shape = unify_shape(self, 'y', x, y)
         if shape is not None and c is not None and c != shape and not (
                 len(c) == 1 and shape and c[0] == shape[0]):

@@ -49,6 +49,11 @@ class SoftmaxOutput(OpSpec):
     def arguments(self, p):
         return ['data', 'label']
 
+    def infer_type(self, p, in_types):
+        """The data types the output and an unknown label; a label's dtype does not type
+        the data (labels are often integers), as in MXNet."""
+        return [in_types[0], in_types[1] or in_types[0]], [in_types[0]], []
+
     def _label_shape(self, p, dshape):
         if p.multi_output:
             return (dshape[0],) + tuple(dshape[2:])

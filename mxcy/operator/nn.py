@@ -62,7 +62,8 @@ class FullyConnected(OpSpec):
         elif shapes[1] is not None and shapes[1][0] != p.num_hidden:
             raise self.shape_error('weight', (p.num_hidden, shapes[1][1]), shapes[1],
                                    f'num_hidden={p.num_hidden}')
-        if not p.no_bias:
+        if not p.no_bias and (dshape is not None or shapes[2] is not None):
+            # as MXNet: the bias is inferred with the data, not from num_hidden alone
             shapes[2] = unify_shape(self, 'bias', (p.num_hidden,), shapes[2])
         return shapes, [out], []
 

@@ -212,6 +212,23 @@ class BatchNorm(_NormBase):
     )
     reduce = (0, 2)
 
+    def infer_type(self, p, in_types):
+        """As MXNet: gamma, beta, the moving statistics (and the mean/var outputs) are
+        float32 for float16 data, else the data's dtype; they do not type the data."""
+        from mxcy.operator._spec import DTypeError
+        data = in_types[0]
+        param = None if data is None else ('float32' if data == 'float16' else data)
+        names = self.arguments(p) + self.aux_states(p)
+        types = [data]
+        for name, t in zip(names[1:], list(in_types[1:]) + [None] * len(names)):
+            if param is not None and t is not None and t != param:
+                raise DTypeError(f"{self.name}: argument '{name}' has dtype {t}, expected "
+                                 f"{param} (for data of dtype {data})")
+            types.append(t if param is None else param)
+        n_args = len(self.arguments(p))
+        outs = [data] + [param] * (len(self.outputs(p)) - 1)
+        return types[:n_args], outs, types[n_args:]
+
     def aux_states(self, p):
         return ['moving_mean', 'moving_var']
 

@@ -19,7 +19,7 @@ from mxcy import _ndarray
 from mxcy.base import MXNetError
 from mxcy.operator._compute import gemm_reduce, nd
 from mxcy.operator._params import Param, ParamSchema
-from mxcy.operator._spec import OpSpec, register_op, unify_shape
+from mxcy.operator._spec import DTypeError, OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import check_axes, check_axis, prod, push_scatter, push_value, \
     zero_grads
 
@@ -473,8 +473,8 @@ class _SoftmaxBase(OpSpec):
     def infer_type(self, p, in_types):
         out = p.dtype or in_types[0]
         if in_types[0] is not None and np.dtype(in_types[0]).kind != 'f':
-            raise TypeError(f"{self.name}: argument 'data' must be float16/32/64, got "
-                            f"{in_types[0]}")
+            raise DTypeError(f"{self.name}: argument 'data' must be float16/32/64, got "
+                             f"{in_types[0]}")
         return list(in_types), [out], []
 
     def forward(self, p, is_train, req, ins, outs, aux):

@@ -35,7 +35,7 @@ from mxcy import _rnn
 from mxcy.base import MXNetError
 from mxcy.ndarray.random import push_random
 from mxcy.operator._params import Param, ParamSchema
-from mxcy.operator._spec import OpSpec, register_op, unify_shape
+from mxcy.operator._spec import DTypeError, OpSpec, register_op, unify_shape
 from mxcy.operator import rnn_lengths
 
 _GATES = {'rnn_relu': 1, 'rnn_tanh': 1, 'lstm': 4, 'gru': 3}
@@ -142,7 +142,7 @@ class RNN(OpSpec):
             return ins + [in_types[-1] or ins[0]], outs, aux
         ins, outs, aux = super().infer_type(p, in_types)
         if ins[0] is not None and ins[0] not in ('float32', 'float64'):
-            raise TypeError(f"RNN: data must be float32 or float64, got {ins[0]}")
+            raise DTypeError(f"RNN: data must be float32 or float64, got {ins[0]}")
         return ins, outs, aux
 
     # ------------------------------------------------------------ forward

@@ -23,7 +23,7 @@ from mxcy import _ndarray
 from mxcy._ndarray import infer_reshape
 from mxcy._ops import BINARY_OPS, push_permute
 from mxcy.operator._params import Param, ParamSchema
-from mxcy.operator._spec import OpSpec, ShapeError, register_op
+from mxcy.operator._spec import DTypeError, OpSpec, ShapeError, register_op
 
 _ADD = BINARY_OPS['add']
 
@@ -108,8 +108,8 @@ def unify_types(op, p, in_types, idxs):
     types = list(in_types)
     for i in idxs:
         if types[i] is not None and types[i] != known:
-            raise TypeError(f"{op.name}: argument '{names[i]}' has dtype {types[i]}, "
-                            f"expected {known} (the same dtype as '{names[idxs[0]]}')")
+            raise DTypeError(f"{op.name}: argument '{names[i]}' has dtype {types[i]}, "
+                             f"expected {known} (the same dtype as '{names[idxs[0]]}')")
         types[i] = known
     return types, known
 
@@ -295,6 +295,13 @@ class _PermuteOp(OpSpec):
             return [None], [None], []
         s = tuple(s)
         return [s], [tuple(s[a] for a in self._perm(p, s))], []
+
+    def infer_shape_backward(self, p, in_shapes, out_shapes):
+        """The input is the output with the inverse permutation (MXNet infers it too)."""
+        out = out_shapes[0]
+        if in_shapes[0] is not None or out is None:
+            return in_shapes
+        return [tuple(out[int(a)] for a in np.argsort(self._perm(p, out)))]
 
     def forward(self, p, is_train, req, ins, outs, aux):
         perm = self._perm(p, ins[0].shape)

@@ -66,7 +66,8 @@ class BaseConvRNNCell(BaseRNNCell):
         state = symbol.Convolution(data=data, num_filter=num_hidden, kernel=self._i2h_kernel,
                                    stride=self._i2h_stride, pad=self._i2h_pad,
                                    dilate=self._i2h_dilate, layout=conv_layout)
-        self._state_shape = (0,) + tuple(state.infer_shape(data=self._input_shape)[1][0][1:])
+        out_shape = state._infer_shape_strict(data=self._input_shape)[1][0]
+        self._state_shape = (0,) + tuple(out_shape[1:])
         self._iW = self.params.get('i2h_weight', init=i2h_weight_initializer)
         self._hW = self.params.get('h2h_weight', init=h2h_weight_initializer)
         self._iB = self.params.get('i2h_bias', init=i2h_bias_initializer)

@@ -260,20 +260,35 @@ class Symbol:
 
     # ------------------------------------------------------------ inference
     def infer_shape(self, *args, **kwargs):
+        """(arg_shapes, out_shapes, aux_shapes) from the shapes given by name; when they
+        do not decide every shape, MXNet's warning naming the undecided arguments and
+        (None, None, None)."""
         from mxcy.symbol._infer import infer_shape
-        return infer_shape(self, args, kwargs, partial=False)
+        return infer_shape(self, args, kwargs, partial=False, strict=False)
 
     def infer_shape_partial(self, *args, **kwargs):
+        """What is known: ``()`` for an unknown shape, 0 for an unknown dimension."""
         from mxcy.symbol._infer import infer_shape
         return infer_shape(self, args, kwargs, partial=True)
 
     def infer_type(self, *args, **kwargs):
+        """(arg_types, out_types, aux_types); undecided: a warning and (None, None, None)."""
         from mxcy.symbol._infer import infer_type
-        return infer_type(self, args, kwargs)
+        return infer_type(self, args, kwargs, strict=False)
 
     def infer_type_partial(self, *args, **kwargs):
+        """What is known, None for an unknown dtype."""
         from mxcy.symbol._infer import infer_type
         return infer_type(self, args, kwargs, partial=True)
+
+    def _infer_shape_strict(self, **kwargs):
+        """infer_shape for bind/Module: an MXNetError naming what is undecided."""
+        from mxcy.symbol._infer import infer_shape
+        return infer_shape(self, (), kwargs, partial=False)
+
+    def _infer_type_strict(self, **kwargs):
+        from mxcy.symbol._infer import infer_type
+        return infer_type(self, (), kwargs)
 
     # ------------------------------------------------------------ serialisation
     def tojson(self, remove_amp_cast=True):

@@ -174,7 +174,8 @@ def test_take_raise_mode_fails_the_op():
 
 def test_inferred_shapes():
     assert infer('Concat', {'num_args': 2}, (2, 3), (2, 4)) == ([(2, 3), (2, 4)], [(2, 7)], [])
-    assert infer('Concat', {'num_args': 2}, (2, 3), None) == ([(2, 3), None], [None], [])
+    # as MXNet 1.x: an unknown input gets the common dims and 0 (unknown) along dim
+    assert infer('Concat', {'num_args': 2}, (2, 3), None) == ([(2, 3), (2, 0)], [(2, 0)], [])
     # stack ties every argument to one shape, in both directions
     assert infer('stack', {'num_args': 3}, None, (2, 3), None) == \
         ([(2, 3)] * 3, [(3, 2, 3)], [])
@@ -184,12 +185,15 @@ def test_inferred_shapes():
     assert infer('slice', {'begin': (1,), 'end': (None,)}, (5, 2))[1] == [(4, 2)]
     assert infer('take', {'axis': 1}, (4, 5, 6), (2, 3))[1] == [(4, 2, 3, 6)]
     assert infer('pick', {'axis': 0}, (4, 5), None) == ([(4, 5), (5,)], [(5,)], [])
+    # as MXNet: the weight is inferred with the data, not from the parameters alone
     assert infer('Embedding', {'input_dim': 7, 'output_dim': 2}, None, None) == \
-        ([None, (7, 2)], [None], [])
+        ([None, None], [None], [])
     assert infer('Embedding', {'input_dim': 7, 'output_dim': 2}, (3, 4), None)[1] == \
         [(3, 4, 2)]
     assert infer('one_hot', {'depth': 6}, (3,))[1] == [(3, 6)]
-    assert infer('where', {}, None, (2, 3), None) == ([None, (2, 3), (2, 3)], [(2, 3)], [])
+    # as MXNet: where infers nothing before the condition's shape is known
+    assert infer('where', {}, None, (2, 3), None) == ([None, (2, 3), None], [None], [])
+    assert infer('where', {}, (2,), (2, 3), None) == ([(2,), (2, 3), (2, 3)], [(2, 3)], [])
     spec = get_op('SliceChannel')
     p = spec.params.parse('SliceChannel', {'num_outputs': 3})
     assert spec.outputs(p) == ['output0', 'output1', 'output2']

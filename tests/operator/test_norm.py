@@ -145,10 +145,14 @@ def test_batchnorm_in_executor_updates_moving_stats():
 
 
 def test_batchnorm_float16_data():
+    # as MXNet: float16 data takes float32 gamma, beta and moving statistics
     x, gamma, beta, mm, mv = _bn_inputs()
-    y = mx.nd.BatchNorm(*[mx.nd.array(a, dtype=np.float16) for a in (x, gamma, beta, mm, mv)],
+    y = mx.nd.BatchNorm(mx.nd.array(x, dtype=np.float16),
+                        *[mx.nd.array(a, dtype=np.float32) for a in (gamma, beta, mm, mv)],
                         fix_gamma=False)
     assert y.dtype == np.float16
+    with pytest.raises(mx.MXNetError, match="'gamma' has dtype float16, expected float32"):
+        mx.nd.BatchNorm(*[mx.nd.array(a, dtype=np.float16) for a in (x, gamma, beta, mm, mv)])
     np.testing.assert_allclose(y.asnumpy(), _bn_reference(x, gamma, beta, mm, mv, 1e-3),
                                rtol=2e-2, atol=2e-2)
 

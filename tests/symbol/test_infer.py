@@ -57,19 +57,26 @@ def test_backward_inference_from_outputs_and_weights():
     net = fc + bias2
     arg_shapes, out_shapes, _ = net.infer_shape(data=(8, 3))
     assert dict(zip(net.list_arguments(), arg_shapes))['bias2'] == (8, 5)
-    # only the weight is known: the bias follows from it, the data stays unknown
+    # only the weight is known: as in MXNet, the bias and the data stay unknown (a
+    # layer's bias is inferred with its data)
     fc1 = two_layer()
     arg_shapes, out_shapes, _ = fc1.infer_shape_partial(fc1_weight=(10, 64))
     shapes = dict(zip(fc1.list_arguments(), arg_shapes))
-    assert shapes['fc1_weight'] == (10, 64) and shapes['fc1_bias'] == (10,)
+    assert shapes['fc1_weight'] == (10, 64) and shapes['fc1_bias'] == ()
     assert shapes['data'] == () and out_shapes == [()]
-    assert shapes['fc2_bias'] == (3,)
+    assert shapes['fc2_bias'] == ()
+    # an output known downstream gives the input of a unary op (MXNet's ElemwiseShape)
+    d, f = mx.sym.var('d'), mx.sym.var('f')
+    assert (mx.sym.exp(d) + f).infer_shape(f=(2,))[0] == [(2,), (2,)]
     # data with an unknown batch (0): the features are known, the batch is not
     arg_shapes, out_shapes, _ = fc1.infer_shape_partial(data=(0, 64))
     assert dict(zip(fc1.list_arguments(), arg_shapes))['fc2_weight'] == (3, 10)
     assert out_shapes == [(0, 3)]
-    with pytest.raises(mx.MXNetError, match=r"could not infer.*'data'"):
-        fc1.infer_shape(data=(0, 64))
+    with pytest.warns(UserWarning, match=r"(?s)Cannot decide shape.*\tdata: \(0, 64\)"):
+        assert fc1.infer_shape(data=(0, 64)) == (None, None, None)
+    # unknown dimensions (0) from two sides merge, as MXNet's shape_assign does
+    a, b = mx.sym.var('a'), mx.sym.var('b')
+    assert (a + b).infer_shape(a=(2, 0), b=(0, 3)) == ([(2, 3), (2, 3)], [(2, 3)], [])
 
 
 def test_variable_shape_attribute_is_used():
@@ -79,19 +86,32 @@ def test_variable_shape_attribute_is_used():
     assert arg_shapes == [(2, 5), (4, 5), (4,)] and out_shapes == [(2, 4)]
     # a given shape overrides the attribute
     assert net.infer_shape(x=(3, 5))[1] == [(3, 4)]
-    # a partly unknown attribute shape is not an answer
+    # a partly unknown attribute shape is partly known (0 = unknown dimension)
     y = mx.sym.var('y', shape=(0, 5))
-    assert mx.sym.FullyConnected(y, num_hidden=4).infer_shape_partial()[1] == [()]
+    assert mx.sym.FullyConnected(y, num_hidden=4).infer_shape_partial() == \
+        ([(0, 5), (4, 5), (4,)], [(0, 4)], [])
 
 
-def test_incomplete_inference_raises_instead_of_returning_none():
+def test_incomplete_inference_warns_and_returns_none_as_mxnet():
     net = two_layer()
-    with pytest.raises(mx.MXNetError) as info:
-        net.infer_shape(fc1_weight=(10, 64))
-    msg = str(info.value)
-    assert "'data'" in msg and 'fc1_weight' in msg and 'infer_shape_partial' in msg
+    with pytest.warns(UserWarning) as caught:
+        assert net.infer_shape(fc1_weight=(10, 64)) == (None, None, None)
+    assert str(caught[0].message) == (
+        "Cannot decide shape for the following arguments (0s in shape means unknown "
+        "dimensions). Consider providing them as input:\n\tdata: ()\n\tfc1_bias: ()\n"
+        "\tfc2_weight: ()\n\tfc2_bias: ()")
+    # each argument is named once (a variable that is also the output included)
+    x = mx.sym.var('x')
+    with pytest.warns(UserWarning) as caught:
+        assert x.infer_shape(x=(2, 0)) == (None, None, None)
+    assert str(caught[0].message).endswith("input:\n\tx: (2, 0)")
+    # bind and Module need every shape: there it is an error naming what is undecided
+    with pytest.raises(mx.MXNetError, match=r"could not infer.*data=\(\).*fc1_bias=\(\)"):
+        net._infer_shape_strict(fc1_weight=(10, 64))
+    with pytest.raises(mx.MXNetError, match=r"could not infer.*x=\(2, 0\) from"):
+        x._infer_shape_strict(x=(2, 0))
     with pytest.raises(mx.MXNetError, match='could not infer'):
-        net.infer_shape()
+        net.simple_bind(mx.cpu(), fc1_weight=(10, 64))
 
 
 def test_bad_arguments_raise_type_and_value_errors():
@@ -155,9 +175,12 @@ def test_infer_type():
         net.infer_type(data='float64', fc1_weight='float32')
     msg = str(info.value)
     assert "node 'fc1'" in msg and "'weight'" in msg and 'float32' in msg and 'float64' in msg
-    # nothing known: an error naming the unknowns, or None entries from the partial call
-    with pytest.raises(mx.MXNetError, match=r"could not infer the dtypes of \['data'"):
-        net.infer_type()
+    # nothing known: MXNet's warning naming the unknowns and (None, None, None), or None
+    # entries from the partial call
+    with pytest.warns(UserWarning, match=r"Cannot decide type .*\n\tdata: None\n"):
+        assert net.infer_type() == (None, None, None)
+    with pytest.raises(mx.MXNetError, match=r"could not infer the dtypes of data=None"):
+        net._infer_type_strict()
     assert net.infer_type_partial() == ([None] * 5, [None], [])
     with pytest.raises(ValueError, match="'dta' is not an input"):
         net.infer_type(dta='float32')
