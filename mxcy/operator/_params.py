@@ -10,13 +10,14 @@ import numbers
 
 import numpy as np
 
-from mxcy.base import dtype_code, CODE_DTYPES
+from mxcy.base import CODE_DTYPES, MXNetError, dtype_code
 
 REQUIRED = object()
 
 
-class ParamError(ValueError):
-    """A parameter value that does not fit its declaration."""
+class ParamError(MXNetError, ValueError):
+    """A parameter value that does not fit its declaration (an MXNetError, as MXNet raises
+    for every parameter error, and a ValueError)."""
 
 
 class ParamTypeError(ParamError, TypeError):
@@ -165,14 +166,14 @@ class ParamSchema:
     def parse(self, op, kwargs):
         unknown = [k for k in kwargs if k not in self.params]
         if unknown:
-            raise TypeError(f"{op}: unexpected parameter(s) {unknown}; this operator takes "
-                            f"{self.names() or 'no parameters'}")
+            raise ParamTypeError(f"{op}: unexpected parameter(s) {unknown}; this operator "
+                                 f"takes {self.names() or 'no parameters'}")
         values = {}
         for name, p in self.params.items():
             if name in kwargs:
                 values[name] = p.coerce(op, kwargs[name])
             elif p.default is REQUIRED:
-                raise TypeError(f"{op}: required parameter '{name}' is missing")
+                raise ParamTypeError(f"{op}: required parameter '{name}' is missing")
             else:
                 values[name] = p.default
         return Params(values)

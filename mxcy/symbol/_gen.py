@@ -8,7 +8,42 @@ from mxcy.attribute import current as current_attr
 from mxcy.name import current as current_name
 from mxcy.operator import get_op
 from mxcy.operator._spec import default_arguments, drop_none_inputs, op_signature
-from mxcy.symbol.symbol import Symbol, Variable, _Node, stored_attrs
+from mxcy.symbol.symbol import (HIDDEN_KEYS, Symbol, Variable, _Node, check_attr_values,
+                                is_dunder, stored_attrs)
+
+# MXNet's compose hook (FSetInputVarAttrOnCompose): the auxiliary states it creates for
+# these operators carry their initializer
+_AUX_INIT = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
+_AUX_INIT_OPS = ('BatchNorm', '_contrib_BatchNormWithReLU')
+
+
+def _split_attrs(spec, op_name, kwargs, attr):
+    """(parameters, node attributes) as MXNet 1.9.1 sorts keyword arguments and the
+    ``attr=``/AttrScope attributes: ``__key__`` and the hidden keys (``lr_mult``,
+    ``ctx_group``...) are attributes (values as strings), everything else from the
+    keywords is a parameter; a plain key from attr=/AttrScope is read as a parameter
+    too, unless the operator takes no parameters (then it is kept as an attribute)."""
+    params, attrs = {}, {}
+    for key, value in kwargs.items():
+        if is_dunder(key) or key in HIDDEN_KEYS:
+            attrs[key] = str(value)
+        else:
+            params[key] = value
+    scoped = stored_attrs(current_attr().get(check_attr_values(attr, op_name)))
+    takes_params = bool(spec.params.names())
+    for key, value in scoped.items():
+        if takes_params and not is_dunder(key):
+            if key not in spec.params.names():
+                from mxcy.operator._params import ParamTypeError
+                raise ParamTypeError(
+                    f"{op_name}: attribute {key!r} (from attr= or mx.AttrScope) is not a "
+                    f"parameter of this operator {spec.params.names()}; MXNet reads an "
+                    "operator's plain attribute keys as parameters, so further attributes "
+                    f"must look like '__{key}__' (or be one of {list(HIDDEN_KEYS)})")
+            params.setdefault(key, value)
+        else:
+            attrs.setdefault(key, value)
+    return params, stored_attrs(attrs)
 
 
 def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
@@ -18,11 +53,8 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
         args, kwargs = drop_none_inputs(default_arguments(spec), spec.params.names(), args,
                                         kwargs)
     symbols = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    params = {k: v for k, v in kwargs.items()
-              if not isinstance(v, Symbol) and not _is_dunder(k)}
-    extra_attr = {k: str(v) for k, v in kwargs.items() if _is_dunder(k)}
-    if extra_attr:     # MXNet: keyword arguments like __layout__ are node attributes
-        attr = {**(attr or {}), **extra_attr}
+    params, node_attrs = _split_attrs(
+        spec, op_name, {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}, attr)
     # MXNet's generated functions take symbols first, then parameters positionally
     nsym = 0
     while nsym < len(args) and isinstance(args[nsym], Symbol):
@@ -64,14 +96,18 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
     # _contrib_multiboxprior0); _linalg_/_random_ ops keep their prefix
     hint = op_name[len('_contrib_'):] if op_name.startswith('_contrib_') else op_name
     node_name = current_name().get(name, hint.lower())
-    node_attrs = stored_attrs(current_attr().get(attr))
+    # as in MXNet, the variables an operator creates carry its attributes (attr=,
+    # AttrScope: attr={'lr_mult': '0.1'} sets the learning rate of fc_weight/fc_bias) and
+    # its explicitly given parameters, as MXNet writes them into the JSON
+    var_attrs = {k: v for k, v in p.attrs().items() if k in params}
+    var_attrs.update(node_attrs)
     inputs = []
     for slot in slots:
         sym = given.get(slot)
         if sym is None:
-            # as in MXNet, the op's attributes (attr=, AttrScope) go to the variables it
-            # creates: attr={'lr_mult': '0.1'} sets the learning rate of fc_weight/fc_bias
-            sym = Variable(f"{node_name}_{slot}", attr=node_attrs)
+            extra = ({'__init__': _AUX_INIT[slot]}
+                     if spec.name in _AUX_INIT_OPS and slot in _AUX_INIT else {})
+            sym = Variable(f"{node_name}_{slot}", attr={**var_attrs, **extra})
         if len(sym._outputs) != 1:
             raise TypeError(f"{op_name}: input '{slot}' must be a single-output symbol, "
                             f"got a group of {len(sym._outputs)}")
@@ -79,10 +115,6 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
     node = _Node(spec, node_name, p, node_attrs, inputs, given=params)
     visible = spec.num_visible_outputs(p)
     return Symbol([(node, i) for i in range(visible)])
-
-
-def _is_dunder(key):
-    return key.startswith('__') and key.endswith('__')
 
 
 def make_function(op_name):

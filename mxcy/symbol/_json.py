@@ -22,12 +22,20 @@ def to_json(symbol):
     nodes = symbol._nodes()
     index = {id(n): i for i, n in enumerate(nodes)}
     out_nodes, arg_nodes, row_ptr = [], [], [0]
+    writes = {}         # variable -> how many operators so far update it (aux states)
     for i, node in enumerate(nodes):
         entry = {'op': 'null' if node.is_variable else node.op.name, 'name': node.name}
         attrs = node.all_attrs()
-        if attrs:
-            entry['attrs'] = attrs
-        entry['inputs'] = [[index[id(c)], idx, 0] for c, idx in node.inputs]
+        if attrs:       # MXNet (nnvm) keeps them in a std::map: written in key order
+            entry['attrs'] = dict(sorted(attrs.items()))
+        refs = []
+        for k, (c, idx) in enumerate(node.inputs):
+            version = 0
+            if not node.is_variable and k >= node.num_args() and c.is_variable:
+                # nnvm counts the updates of a mutable input: 1 at its first updater
+                version = writes[id(c)] = writes.get(id(c), 0) + 1
+            refs.append([index[id(c)], idx, version])
+        entry['inputs'] = refs
         out_nodes.append(entry)
         if node.is_variable:
             arg_nodes.append(i)
@@ -36,7 +44,25 @@ def to_json(symbol):
     graph = {'nodes': out_nodes, 'arg_nodes': arg_nodes, 'node_row_ptr': row_ptr,
              'heads': [[index[id(n)], idx, 0] for n, idx in symbol._outputs],
              'attrs': {'mxnet_version': ['int', MXNET_VERSION]}}
-    return json.dumps(graph, indent=2)
+    return _write(graph, 0)
+
+
+def _write(value, indent):
+    """JSON laid out as MXNet's writer (dmlc::JSONWriter) lays it out, so that tojson()
+    gives MXNet's bytes: lists of numbers and one-entry objects on one line, other
+    objects and the list of nodes one entry a line, entries separated by ', '."""
+    pad = ' ' * indent
+    if isinstance(value, dict):
+        items = [f"{json.dumps(k)}: {_write(v, indent + 2)}" for k, v in value.items()]
+        if len(items) == 1:
+            return '{' + items[0] + '}'
+        return '{\n' + ', \n'.join(pad + '  ' + i for i in items) + '\n' + pad + '}'
+    if isinstance(value, list):
+        if value and isinstance(value[0], dict):
+            return ('[\n' + ', \n'.join(pad + '  ' + _write(v, indent + 2) for v in value) +
+                    '\n' + pad + ']')
+        return '[' + ', '.join(_write(v, indent) for v in value) + ']'
+    return json.dumps(value)
 
 
 def _fail(msg):

@@ -14,14 +14,27 @@ from mxcy.base import MXNetError
 _VAR_ATTRS = ('__shape__', '__dtype__', '__init__', '__lr_mult__', '__wd_mult__',
               '__storage_type__')
 _STYPE_IDS = {'default': 0, 'row_sparse': 1, 'csr': 2}     # MXNet's storage type ids
-# attributes MXNet stores as ``__key__`` and lists under both names (c_api_symbolic.cc)
-HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage',
-               'profiler_scope')
+# attributes MXNet stores as ``__key__`` and lists under both names (its "hidden keys";
+# profiler_scope is not one of them: MXNet 1.9.1 stores it as given)
+HIDDEN_KEYS = ('ctx_group', 'lr_mult', 'wd_mult', 'force_mirroring', 'mirror_stage')
 
 
 def stored_attrs(attrs):
     """User attributes as MXNet stores them: ``lr_mult`` becomes ``__lr_mult__``."""
     return {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in (attrs or {}).items()}
+
+
+def check_attr_values(attrs, where):
+    """MXNet keeps attributes as strings and refuses other values."""
+    for key, value in (attrs or {}).items():
+        if not isinstance(value, str):
+            raise ValueError(f"{where}: attribute {key!r} must be a string (MXNet stores "
+                             f"attributes as strings), got {type(value).__name__} {value!r}")
+    return attrs
+
+
+def is_dunder(key):
+    return key.startswith('__') and key.endswith('__') and len(key) > 4
 
 
 def _listed(attrs):
@@ -191,8 +204,8 @@ class Symbol:
 
     def list_attr(self, recursive=False):
         if recursive:
-            raise DeprecationWarning("list_attr(recursive=True) is removed in MXNet 1.x; "
-                                     "use attr_dict()")
+            raise DeprecationWarning("Symbol.list_attr with recursive=True has been "
+                                     "deprecated. Please use attr_dict instead.")
         return _listed(self._single_head('list_attr').all_attrs())
 
     def attr_dict(self):
@@ -200,10 +213,17 @@ class Symbol:
 
     def _set_attr(self, **kwargs):
         node = self._single_head('_set_attr')
-        for key, value in kwargs.items():
-            if not isinstance(value, str):
-                raise ValueError(f"_set_attr: attribute {key!r} must be a string")
-        node.attrs.update(stored_attrs(kwargs))
+        check_attr_values(kwargs, '_set_attr')
+        attrs = stored_attrs(kwargs)
+        if node.op is not None and node.op.params.names():
+            # MXNet reads an operator's plain keys as its parameters, fixed at creation
+            plain = [k for k in attrs if not is_dunder(k)]
+            if plain:
+                raise MXNetError(f"_set_attr: {plain} on operator node {node.name!r} "
+                                 f"({node.op.name}) are neither parameters to change after "
+                                 f"creation nor attributes: an operator's attributes look "
+                                 f"like '__key__' or are one of {list(HIDDEN_KEYS)}")
+        node.attrs.update(attrs)
 
     # ------------------------------------------------------------ composition
     def __copy__(self):
@@ -529,10 +549,12 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     from mxcy.attribute import current as current_attr
     if not isinstance(name, str):
         raise TypeError(f"Variable: name must be a string, got {type(name).__name__}")
-    attrs = stored_attrs(current_attr().get(attr))
+    attrs = stored_attrs(current_attr().get(check_attr_values(attr, 'Variable')))
     if shape is not None:
         from mxcy.base import as_shape
-        attrs['__shape__'] = str(as_shape(shape, 'Variable shape'))
+        checked = as_shape(shape, 'Variable shape')
+        # stored as MXNet stores it: str() of what was given ('[2, 3]' for a list)
+        attrs['__shape__'] = str(list(checked) if isinstance(shape, list) else checked)
     if lr_mult is not None:
         attrs['__lr_mult__'] = str(lr_mult)
     if wd_mult is not None:
@@ -547,10 +569,11 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
             raise ValueError(f"Variable: stype must be one of {list(_STYPE_IDS)}, got {stype!r}")
         attrs['__storage_type__'] = str(_STYPE_IDS[stype])
     for key, value in kwargs.items():
-        if key.startswith('__') and key.endswith('__'):
+        if is_dunder(key):
             attrs[key] = str(value)
         else:
-            raise ValueError(f"Variable: attribute {key!r} must look like '__{key}__'")
+            raise ValueError(f"Variable: attribute name {key!r} is not supported; further "
+                             f"attributes must look like '__{key}__'")
     return Symbol([(_Node(None, name, attrs=attrs), 0)])
 
 

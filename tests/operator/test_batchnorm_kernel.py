@@ -131,7 +131,9 @@ def test_which_dtypes_take_the_kernels():
 
 def test_float16_takes_the_numpy_path_with_training_statistics():
     x, gamma, beta, mm, mv = _inputs((4, 3, 5), 1, np.float64)
-    args = [mx.nd.array(a, dtype=np.float16) for a in (x, gamma, beta, mm, mv)]
+    # as MXNet: float16 data takes float32 gamma, beta and moving statistics
+    args = [mx.nd.array(x, dtype=np.float16)] + [mx.nd.array(a, dtype=np.float32)
+                                                 for a in (gamma, beta, mm, mv)]
     for a in args[:3]:
         a.attach_grad()
     with mx.autograd.record():

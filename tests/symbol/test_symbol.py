@@ -204,18 +204,32 @@ def test_get_internals_and_children():
 # ---------------------------------------------------------------- attributes
 def test_op_attributes_are_the_given_parameters():
     fc = mx.sym.FullyConnected(data=mx.sym.var('data'), num_hidden=10, name='fc',
-                               attr={'lr_mult': '0.1', 'note': 'x'})
+                               attr={'lr_mult': '0.1', '__note__': 'x'})
     # MXNet keeps only what was given, defaults are not attributes
     assert fc.list_attr() == {'num_hidden': '10', '__lr_mult__': '0.1', 'lr_mult': '0.1',
-                              'note': 'x'}
+                              '__note__': 'x'}
     assert fc.attr('num_hidden') == '10' and fc.attr('no_bias') is None
-    user = {'__lr_mult__': '0.1', 'lr_mult': '0.1', 'note': 'x'}
-    assert fc.attr_dict() == {'fc': fc.list_attr(), 'fc_weight': user, 'fc_bias': user}
-    fc._set_attr(mirror_stage='1', color='red')
+    # the variables it creates carry its attributes and given parameters (MXNet's JSON)
+    assert fc.attr_dict() == {'fc': fc.list_attr(), 'fc_weight': fc.list_attr(),
+                              'fc_bias': fc.list_attr()}
+    fc._set_attr(mirror_stage='1', __color__='red')
     assert fc.attr('mirror_stage') == '1' and fc.attr('__mirror_stage__') == '1'
-    assert fc.attr('color') == 'red'
+    assert fc.attr('__color__') == 'red'
     with pytest.raises(ValueError, match='string'):
-        fc._set_attr(color=1)
+        fc._set_attr(__color__=1)
+    # MXNet reads an operator's plain keys as parameters: refused, naming the key
+    with pytest.raises(mx.MXNetError, match="'color'"):
+        fc._set_attr(color='red')
+    with pytest.raises(mx.MXNetError, match=r"attribute 'note' .*'__note__'"):
+        mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=10, attr={'note': 'x'})
+    with pytest.raises(mx.MXNetError, match=r"unexpected parameter\(s\) \['foo'\]"):
+        mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=10, foo='bar')
+    # keyword arguments: hidden keys and __key__ are attributes, as in MXNet
+    fc2 = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=2, lr_mult=0.5,
+                                ctx_group='dev1', __layout__='NC', name='fc2')
+    assert fc2.list_attr() == {'num_hidden': '2', '__lr_mult__': '0.5', 'lr_mult': '0.5',
+                               '__ctx_group__': 'dev1', 'ctx_group': 'dev1',
+                               '__layout__': 'NC'}
     # as in MXNet, the op's attributes reach the parameter variables it creates, so
     # attr={'lr_mult': ...} on a layer sets its weight's and bias's learning rate
     for param in ('fc_weight', 'fc_bias'):
@@ -233,16 +247,21 @@ def test_attr_scope_nests_and_restores():
         x = mx.sym.Variable('x', attr={'dtype': 'data', 'group': '1'})
         with mx.AttrScope(group='5'):
             y = mx.sym.Variable('y')
-            fc = mx.sym.FullyConnected(y, num_hidden=2, name='fc')
+            # an operator with parameters reads plain keys as parameters (MXNet raises
+            # "Cannot find argument 'group'")
+            with pytest.raises(mx.MXNetError, match="'group'"):
+                mx.sym.FullyConnected(y, num_hidden=2, name='fc')
         z = x + y
+    with mx.AttrScope(__group__='5'):
+        fc = mx.sym.FullyConnected(y, num_hidden=2, name='fc')
     w = mx.sym.Variable('w')
     # the values MXNet 1.9.1 gives for this example
     assert x.list_attr() == {'dtype': 'data', 'data': 'great', 'group': '1'}
     assert y.list_attr() == {'data': 'great', 'group': '5'}
     assert z.list_attr() == {'data': 'great', 'group': '4'}
-    assert fc.attr('group') == '5' and fc.attr('num_hidden') == '2'
+    assert fc.attr('__group__') == '5' and fc.attr('num_hidden') == '2'
     # auto-created parameter variables carry the scope too
-    assert fc.get_internals()['fc_weight'].attr('group') == '5'
+    assert fc.get_internals()['fc_weight'].attr('__group__') == '5'
     assert w.list_attr() == {}
     with mx.AttrScope(ctx_group='dev1'):
         v = mx.sym.var('v')
@@ -295,8 +314,8 @@ def test_copy_is_independent():
     net = mlp()
     for dup in (net.copy(), copy.copy(net), copy.deepcopy(net)):
         assert dup.tojson() == net.tojson()
-        dup._set_attr(tag='x')
-        assert net.attr('tag') is None
+        dup._set_attr(__tag__='x')
+        assert net.attr('__tag__') is None and dup.attr('__tag__') == 'x'
 
 
 def test_debug_str_matches_mxnet_format():
