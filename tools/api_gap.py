@@ -16,6 +16,12 @@ takes ``*args`` where MXNet does, or names more parameters after MXNet's to take
 A function of MXNet's that names nothing (``(*args, **kwargs)``: NDArray's fluent
 methods) matches any callable. Class entries
 compare their constructor's parameters; properties only need to exist.
+
+``python tools/api_gap.py --markdown`` prints the coverage table of the README (one row per
+namespace family, then the exclusions' reasons summarised, from
+tests/compat/exclusions.py); ``--write README.md`` replaces the README's table (between
+its ``api-coverage`` markers) with it. tests/tools/test_api_gap.py checks that the README
+holds exactly this output, so the table cannot go stale: regenerate it when names land.
 """
 import importlib
 import inspect
@@ -117,12 +123,123 @@ def gaps(mx, manifest, module):
     return missing, mismatched
 
 
+# the classes of the manifest, counted with the namespace that holds them
+CLASS_HOME = {'NDArray': 'nd', 'Symbol': 'sym', 'Executor': 'sym', 'Module': 'mod',
+              'Block': 'gluon', 'HybridBlock': 'gluon', 'Parameter': 'gluon',
+              'ParameterDict': 'gluon', 'Trainer': 'gluon'}
+# an exclusion's reason, summarised by the first keyword it contains (else shown as is)
+REASONS = (('backward node', "operators' internal backward nodes, exposed by accident"),
+           ('sparse', 'sparse storage (row_sparse/csr): mxcy arrays are dense'),
+           ('quantiz', 'INT8 quantization internals (MKLDNN calibration, quantized kernels)'),
+           ('GPU', 'GPU-only (GPU kernels, multi-GPU BatchNorm, GPU memory queries)'),
+           ('_v1', 'deprecated _v1 operators and iterators (pre-1.0 graphs)'),
+           ('handle', "constructors that take MXNet's C handles (mxcy builds these objects "
+                      "through mx.nd.array, mx.sym.Variable, mx.kv.create ...)"),
+           ('server', "the parameter server's server role (mxcy's dist_sync runs on MPI)"),
+           ('private', "MXNet's private helpers, public by accident"))
+BEGIN, END = '<!-- api-coverage:begin -->', '<!-- api-coverage:end -->'
+
+
+def family(module):
+    """The namespace family a manifest module counts under: ``nd.contrib`` under ``nd``,
+    the ``NDArray`` class under ``nd``; a namespace the manifest gains (``np``,
+    ``np.random``, ``npx``) becomes its own family with no edit here."""
+    return CLASS_HOME.get(module, module.split('.')[0])
+
+
+def reason_summary(reason):
+    return next((text for key, text in REASONS if key in reason), reason)
+
+
+def coverage(mx, manifest, exclusions):
+    """{family: {'modules': [...], 'names', 'ok', 'excluded', 'todo'}} and the
+    {reason summary: count} of the excluded names mxcy lacks."""
+    rows, reasons = {}, {}
+    for module in sorted(manifest):
+        missing, mismatched = gaps(mx, manifest, module)
+        row = rows.setdefault(family(module), {'modules': [], 'names': 0, 'ok': 0,
+                                               'excluded': 0, 'todo': 0})
+        row['modules'].append(module)
+        row['names'] += len(manifest[module])
+        row['ok'] += len(manifest[module]) - len(missing) - len(mismatched)
+        for name in list(missing) + list(mismatched):
+            reason = exclusions.get(f'{module}:{name}')
+            if reason is None:
+                row['todo'] += 1
+            else:
+                row['excluded'] += 1
+                summary = reason_summary(reason)
+                reasons[summary] = reasons.get(summary, 0) + 1
+    return rows, reasons
+
+
+def _pct(part, whole):
+    return f"{100.0 * part / whole:.1f}%" if whole else '-'
+
+
+def markdown(mx, manifest, exclusions):
+    """The README's coverage table (deterministic: rows by size, then name)."""
+    rows, reasons = coverage(mx, manifest, exclusions)
+    lines = ["| namespace | MXNet 1.9.1 names | in mxcy | excluded | not yet | coverage |",
+             "|---|---:|---:|---:|---:|---:|"]
+    total = {'names': 0, 'ok': 0, 'excluded': 0, 'todo': 0}
+    for fam, row in sorted(rows.items(), key=lambda kv: (-kv[1]['names'], kv[0])):
+        others = [m for m in row['modules'] if m != fam]
+        label = f"`mx.{fam}`" + (f" (with {', '.join(f'`{m}`' for m in others)})"
+                                 if others else '')
+        lines.append(f"| {label} | {row['names']} | {row['ok']} | {row['excluded']} | "
+                     f"{row['todo']} | {_pct(row['ok'], row['names'])} |")
+        for key in total:
+            total[key] += row[key]
+    lines.append(f"| **all** | {total['names']} | {total['ok']} | {total['excluded']} | "
+                 f"{total['todo']} | {_pct(total['ok'], total['names'])} |")
+    lines += ['', f"{total['ok']} of MXNet 1.9.1's {total['names']} public names "
+              f"({_pct(total['ok'], total['names'])}) are in mxcy with MXNet's parameter "
+              f"names; {total['excluded']} "
+              f"({_pct(total['excluded'], total['names'])}) are excluded on purpose, for "
+              f"these reasons; {total['todo']} are not there yet.", '',
+              '| why excluded | names |', '|---|---:|']
+    lines += [f"| {text} | {n} |"
+              for text, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return '\n'.join(lines) + '\n'
+
+
+def replace_section(text, table):
+    """`text` (the README) with the part between the api-coverage markers replaced."""
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"the README has no {BEGIN} ... {END} section")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{table}{END}{tail}"
+
+
+def load_exclusions():
+    import importlib.util
+    path = os.path.join(ROOT, 'tests', 'compat', 'exclusions.py')
+    spec = importlib.util.spec_from_file_location('_exclusions', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.EXCLUSIONS
+
+
 def main(argv):
     sys.path.insert(0, ROOT)
     mx = importlib.import_module('mxcy')
+    manifest = load_manifest()
+    if '--markdown' in argv or '--write' in argv:
+        table = markdown(mx, manifest, load_exclusions())
+        if '--write' in argv:
+            path = argv[argv.index('--write') + 1]
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(replace_section(text, table))
+            print('wrote the coverage table into', path)
+        else:
+            print(table, end='')
+        return
     show = '--names' in argv
     wanted = [a for a in argv if not a.startswith('--')]
-    manifest = load_manifest()
     total = [0, 0, 0]
     print(f"{'module':12s} {'names':>6s} {'missing':>8s} {'params':>7s} {'ok':>6s}")
     for module in manifest:
