@@ -14,6 +14,7 @@ refuses the construction, the exception's type name and message. Deterministic o
 import importlib.util
 import json
 import os
+import re
 
 import mxnet as mx
 
@@ -34,7 +35,8 @@ def record(build, keys):
         sym = build(mx)
     except Exception as e:      # noqa: BLE001  (what MXNet refuses is part of the record)
         kind = 'MXNetError' if isinstance(e, mx.base.MXNetError) else type(e).__name__
-        return {'error': kind, 'message': str(e).strip().splitlines()[0][:200]}
+        text = re.sub(r'\[\d\d:\d\d:\d\d\] ', '', str(e).strip().splitlines()[0])
+        return {'error': kind, 'message': text[:200]}
     entry = {'tojson': sym.tojson(), 'attr_dict': sym.attr_dict(),
              'roundtrip': mx.sym.load_json(sym.tojson()).tojson() == sym.tojson()}
     if len(sym.list_outputs()) == 1:

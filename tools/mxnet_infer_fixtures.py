@@ -15,6 +15,7 @@ output is deterministic (sorted keys, no timestamps).
 import importlib.util
 import json
 import os
+import re
 import warnings
 
 import mxnet as mx
@@ -52,7 +53,9 @@ def query(sym, kind, given):
             entry['error'] = None
         except mx.base.MXNetError as e:
             entry['result'] = None
-            entry['error'] = str(e).strip().splitlines()[-1][:300]
+            # the message without its log timestamp ('[15:12:05] '), for determinism
+            text = re.sub(r'\[\d\d:\d\d:\d\d\] ', '', str(e).strip().splitlines()[-1])
+            entry['error'] = text[:300]
     entry['warning'] = '\n'.join(str(w.message) for w in caught) or None
     return entry
 

@@ -224,3 +224,17 @@ def test_two_variables_with_one_name_are_both_inferred():
     s = fc + mx.sym.Variable('x')
     assert s.list_arguments() == ['x', 'fc_weight', 'fc_bias', 'x']
     assert s.infer_shape(x=(3, 3)) == ([(3, 3), (3, 3), (3,), (3, 3)], [(3, 3)], [])
+
+
+def test_type_conflicts_are_mxnet_errors_and_type_errors():
+    from mxcy.operator import get_op
+    spec = get_op('elemwise_add')
+    p = spec.params.parse('elemwise_add', {})
+    with pytest.raises(mx.MXNetError) as info:
+        spec.infer_type(p, ['float32', 'float64'])
+    assert isinstance(info.value, TypeError)
+    assert "'rhs' has dtype float64, expected float32" in str(info.value)
+    # at symbol level: the node, the argument and both dtypes, once
+    a, b = mx.sym.var('a'), mx.sym.var('b')
+    with pytest.raises(mx.MXNetError, match=r"node '_plus\d+'.*'rhs' has dtype float32"):
+        (a + b).infer_type(a='float16', b='float32')
