@@ -129,8 +129,8 @@ class RNN(OpSpec):
         for idx in range(2, len(shapes)):
             want = (n,) if names[idx] == 'sequence_length' else state
             shapes[idx] = unify_shape(self, names[idx], want, shapes[idx])
-        if min(dshape) < 1:
-            raise self.shape_error('data', 'seq_len, batch and input_size >= 1', tuple(dshape))
+        if min(dshape) < 1:     # 0: a dimension not known yet (partial inference)
+            return shapes, [(t, n, d * h)] + [state] * (n_out - 2) + [None], []
         reserve = (_rnn.reserve_size(p.mode, t, n, h, num_layers, p.bidirectional,
                                      _has_masks(p)),)
         outs = [(t, n, d * h)] + [state] * (n_out - 2) + [reserve]

@@ -158,6 +158,42 @@ def _elemwise_sum(mx):
                                  mx.sym.Variable('c'), name='es')
 
 
+def _rnn(mx):
+    return mx.sym.RNN(mx.sym.Variable('data'), state_size=4, num_layers=1, mode='lstm',
+                      name='rnn')
+
+
+def _activation_then_add(mx):
+    act = mx.sym.Activation(mx.sym.Variable('data'), act_type='tanh', name='act')
+    drop = mx.sym.Dropout(act, p=0.5, name='drop')
+    return drop + mx.sym.Variable('c')
+
+
+def _swap_expand(mx):
+    s = mx.sym.SwapAxis(mx.sym.Variable('data'), dim1=0, dim2=1, name='sw')
+    e = mx.sym.expand_dims(s, axis=0, name='ed')
+    return e + mx.sym.Variable('c')
+
+
+def _stack(mx):
+    return mx.sym.stack(mx.sym.Variable('a'), mx.sym.Variable('b'), axis=1, name='st')
+
+
+def _broadcast_mul_chain(mx):
+    m = mx.sym.broadcast_mul(mx.sym.Variable('a'), mx.sym.Variable('b'), name='bm')
+    return mx.sym.sum(m, axis=0, name='s')
+
+
+def _pool_fc(mx):
+    pool = mx.sym.Pooling(mx.sym.Variable('data'), kernel=(2, 2), stride=(2, 2),
+                          pool_type='avg', name='pool')
+    return mx.sym.FullyConnected(pool, num_hidden=3, name='fc')
+
+
+def _scalar_ops(mx):
+    return (mx.sym.Variable('x') * 2 + 1) / mx.sym.Variable('y')
+
+
 def _many(mx):
     return mx.sym.Group([mx.sym.Variable(f'v{i}') for i in range(12)])
 
@@ -251,6 +287,21 @@ CASES = {
     'elemwise_sum': (_elemwise_sum, [
         (S, {'b': (2, 2)}), (SP, {}), (T, {'c': 'float64'}),
         (T, {'a': 'float64', 'b': 'float32'})]),
+    'rnn': (_rnn, [
+        (S, {'data': (5, 2, 3)}), (SP, {}), (SP, {'data': (5, 0, 3)}),
+        (T, {'data': 'float32'}), (S, {'data': (5, 2, 3), 'rnn_state': (1, 2, 4)})]),
+    'activation_then_add': (_activation_then_add, [
+        (S, {'c': (2, 3)}), (SP, {'data': (2, 0)}), (T, {'c': 'float64'})]),
+    'swap_expand': (_swap_expand, [
+        (S, {'data': (2, 3)}), (SP, {'c': (1, 3, 2)})]),
+    'stack': (_stack, [
+        (S, {'a': (2, 3)}), (SP, {'b': (2, 3)}), (S, {'a': (2, 3), 'b': (2, 4)})]),
+    'broadcast_mul_chain': (_broadcast_mul_chain, [
+        (S, {'a': (2, 3), 'b': (1, 3)}), (SP, {'a': (2, 3)}), (S, {'a': (2, 3), 'b': (3, 3)})]),
+    'pool_fc': (_pool_fc, [
+        (S, {'data': (2, 3, 4, 4)}), (SP, {'fc_weight': (3, 12)}), (SP, {'data': (0, 3, 4, 4)})]),
+    'scalar_ops': (_scalar_ops, [
+        (S, {'x': (2, 2)}), (S, {'y': (2, 2)}), (SP, {'x': (2, 2)}), (T, {'y': 'float16'})]),
     'many': (_many, [(S, {}), (T, {}), (S, {'v0': (1,)})]),
     'add_type_conflict': (_add, [
         (T, {'a': 'float16', 'b': 'float32'}), (S, {'a': (2, 3), 'b': (3, 3)})]),
