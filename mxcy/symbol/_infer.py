@@ -82,9 +82,11 @@ def _run(symbol, known, infer_node, describe, merge):
                     continue
                 merged = merge(old, value)
                 if merged is None:
-                    where = (f"input {j}" if j < len(node.inputs)
-                             else f"output {j - len(node.inputs)}")
-                    raise MXNetError(describe(node, ins, f"{where} is {old}, inferred {value}"))
+                    slots = node.op.arguments(node.params) + node.op.aux_states(node.params)
+                    where = (f"argument '{slots[j]}'" if j < len(node.inputs) else
+                             f"output '{node.output_names(False)[j - len(node.inputs)]}'")
+                    raise MXNetError(describe(node, ins, f"{node.op.name}: {where} is known "
+                                                         f"as {old}, inferred {value}"))
                 if merged != old:
                     known[key] = merged
                     changed = True

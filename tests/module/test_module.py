@@ -172,3 +172,20 @@ def test_inputs_need_grad_gives_input_gradients():
     mod.backward()
     (g,) = mod.get_input_grads()
     assert g.shape == (4, 5) and np.abs(g.asnumpy()).sum() > 0
+
+
+def test_lr_mult_keyword_of_an_operator_freezes_its_weights():
+    # MXNet stores FullyConnected(..., lr_mult=0) as __lr_mult__ on the node and on the
+    # variables it creates; Module's optimizer honours it
+    fc = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, lr_mult=0, name='fc')
+    out = mx.sym.LinearRegressionOutput(fc, name='lro')
+    mod = mx.mod.Module(out, label_names=['lro_label'])
+    mod.bind(data_shapes=[('data', (4, 3))], label_shapes=[('lro_label', (4, 2))])
+    mod.init_params(mx.init.Uniform(0.1))
+    mod.init_optimizer(optimizer='sgd', optimizer_params={'learning_rate': 1.0})
+    before = {k: v.asnumpy().copy() for k, v in mod.get_params()[0].items()}
+    mod.forward_backward(mx.io.DataBatch([mx.nd.ones((4, 3))], [mx.nd.ones((4, 2))]))
+    mod.update()
+    after = mod.get_params()[0]
+    np.testing.assert_array_equal(after['fc_weight'].asnumpy(), before['fc_weight'])
+    np.testing.assert_array_equal(after['fc_bias'].asnumpy(), before['fc_bias'])
