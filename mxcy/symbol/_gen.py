@@ -11,10 +11,14 @@ from mxcy.operator._spec import default_arguments, drop_none_inputs, op_signatur
 from mxcy.symbol.symbol import (HIDDEN_KEYS, Symbol, Variable, _Node, check_attr_values,
                                 is_dunder, stored_attrs)
 
-# MXNet's compose hook (FSetInputVarAttrOnCompose): the auxiliary states it creates for
-# these operators carry their initializer
-_AUX_INIT = {'moving_mean': '["zero", {}]', 'moving_var': '["one", {}]'}
-_AUX_INIT_OPS = ('BatchNorm', '_contrib_BatchNormWithReLU')
+# MXNet's compose hook (FSetInputVarAttrOnCompose): the inputs these operators create
+# carry their initializer as an ``__init__`` attribute
+_INPUT_INIT = {('BatchNorm', 'moving_mean'): '["zero", {}]',
+               ('BatchNorm', 'moving_var'): '["one", {}]',
+               ('_contrib_BatchNormWithReLU', 'moving_mean'): '["zero", {}]',
+               ('_contrib_BatchNormWithReLU', 'moving_var'): '["one", {}]',
+               ('LeakyReLU', 'gamma'): '["Constant", {"value": 0.25}]',
+               ('UpSampling', 'weight'): '["bilinear", {}]'}
 
 
 def _split_attrs(spec, op_name, kwargs, attr):
@@ -105,8 +109,8 @@ def make_op_symbol(op_name, args, kwargs, name=None, attr=None):
     for slot in slots:
         sym = given.get(slot)
         if sym is None:
-            extra = ({'__init__': _AUX_INIT[slot]}
-                     if spec.name in _AUX_INIT_OPS and slot in _AUX_INIT else {})
+            init = _INPUT_INIT.get((spec.name, slot))
+            extra = {'__init__': init} if init else {}
             sym = Variable(f"{node_name}_{slot}", attr={**var_attrs, **extra})
         if len(sym._outputs) != 1:
             raise TypeError(f"{op_name}: input '{slot}' must be a single-output symbol, "
