@@ -63,8 +63,6 @@ CASES = {
                                                     act_type='prelu', name='pr'),
     'upsampling_weight_init': lambda mx: mx.sym.UpSampling(
         mx.sym.Variable('data'), scale=2, sample_type='bilinear', num_filter=2, name='up'),
-    'bn_relu_aux_init': lambda mx: mx.sym.contrib.BatchNormWithReLU(mx.sym.Variable('data'),
-                                                                   name='bnr'),
     'elemwise_attr': lambda mx: mx.sym.elemwise_add(mx.sym.Variable('a'),
                                                     mx.sym.Variable('b'),
                                                     attr={'__a__': 'b'}, name='p'),
