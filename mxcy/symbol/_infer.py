@@ -1,9 +1,18 @@
 """Shape and type inference over a symbol graph: forwards and backwards to a fixpoint.
 
 Each operator's `infer_shape` sees the shapes known so far for its inputs (None if
-unknown) and returns them completed plus its output shapes; this pass repeats over the
-graph until nothing changes. Conflicts are reported with the user's node name, the
-operator, the argument, both shapes, and the inputs that were given.
+unknown) and returns them completed plus its output shapes; where an output is known
+(from a consumer), its `infer_shape_backward` completes the inputs from it. This pass
+repeats over the graph until nothing changes. Conflicts are reported with the user's node
+name, the operator, the argument, both shapes, and the inputs that were given.
+
+MXNet 1.x's conventions, which Symbol's public methods keep: a shape may be partly known
+(0 = unknown dimension), and two views of one shape merge dimension by dimension
+(`merge_shapes`, MXNet's shape_assign); the partial forms give ``()`` for an unknown
+shape and None for an unknown dtype; the complete forms, when the given values do not
+decide everything, warn naming the undecided arguments (MXNet's text) and return
+(None, None, None). Internal callers (bind, Module, viz) use the `strict` forms, which
+raise an MXNetError naming what is undecided instead.
 """
 from mxcy.base import MXNetError
 from mxcy.symbol.symbol import aux_variable_ids
