@@ -309,6 +309,12 @@ def _seed_heads(heads, head_grads, targets):
     for k, h in enumerate(heads):
         g = head_grads[k] if head_grads is not None else None
         if g is None:
+            src = h._ag
+            if isinstance(src, _Output) and (id(src.node), src.index) not in targets.values:
+                # the usual head: its gradient buffer starts as ones (one fill, no copy)
+                targets.values[(id(src.node), src.index)] = _ndarray.full(
+                    h.shape, 1, h.context, h.dtype)
+                continue
             g = _ndarray.full(h.shape, 1, h.context, h.dtype)
         elif not isinstance(g, NDArray):
             raise TypeError(f"backward: head gradient {k} must be an NDArray, got "
@@ -347,25 +353,42 @@ def _run_node(node, targets):
         out_grads = [targets.values.pop((id(node), 0))]
     else:
         out_grads = []
+        unused = getattr(spec, 'unused_out_grads', ())     # None for these, not zeros
         for i, (shape, dtype, ctx) in enumerate(node.out_meta):
             g = targets.values.pop((id(node), i), None)
-            out_grads.append(g if g is not None else _ndarray.full(shape, 0, ctx, dtype))
+            if g is None and i not in unused:
+                g = _ndarray.full(shape, 0, ctx, dtype)
+            out_grads.append(g)
     ins = node.inputs
     in_grads, reqs, later = [], [], []
     seen = set()
-    for i in range(n):
-        buf, req = targets.source(node.sources[i], ins[i])
-        if buf is not None and id(buf) in seen:
-            # the same array twice among the inputs (x * x): a temporary, added after
-            tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
-                                     ins[i].context)
-            later.append((buf, tmp))
-            buf, req = tmp, 'write'
+    plain = targets.captured is None
+    written = targets.written
+    for i, src in enumerate(node.sources):
+        kind = type(src)
+        if kind is _Variable and plain:         # targets.variable, inline (the usual case)
+            if src.req == 'null':
+                buf, req = None, 'null'
+            else:
+                buf = src.grad
+                req = 'add' if src.req == 'add' or id(src) in written else 'write'
+                src.fresh = True
+                written.add(id(src))
+        elif kind is _Output or kind is _Variable:
+            buf, req = targets.source(src, ins[i])
+        else:
+            buf, req = None, 'null'
         if buf is not None:
+            if id(buf) in seen:
+                # the same array twice among the inputs (x * x): a temporary, added after
+                tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
+                                         ins[i].context)
+                later.append((buf, tmp))
+                buf, req = tmp, 'write'
             seen.add(id(buf))
         in_grads.append(buf)
         reqs.append(req)
-    if all(r == 'null' for r in reqs):
+    if not seen:                                # nothing to compute
         return
     _check_versions(node)
     spec.backward(node.params, reqs, out_grads, ins[:n], node.outputs, in_grads, ins[n:])

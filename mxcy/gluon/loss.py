@@ -141,8 +141,8 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
 
 
-def _fused_ce(pred, label, axis):
-    return _function('_sparse_softmax_ce')(pred, label, axis=axis)
+def _fused_ce(pred, label, axis, keepdims=True):
+    return _function('_sparse_softmax_ce')(pred, label, axis=axis, keepdims=keepdims)
 
 
 class SoftmaxCrossEntropyLoss(Loss):
@@ -161,6 +161,12 @@ class SoftmaxCrossEntropyLoss(Loss):
         if F is _nd and self._sparse_label and not self._from_logits and \
                 pred.dtype in (np.float32, np.float64):
             # imperative: log_softmax, pick and the negation as one recorded call
+            if pred.ndim == 2 and self._axis in (-1, 1) and self._batch_axis == 0 and \
+                    sample_weight is None:
+                # (N, C): the per-sample mean is over the one kept axis of size 1, so the
+                # call's value without it is the loss (one node, nothing averaged)
+                loss = _fused_ce(pred, label, axis=self._axis, keepdims=False)
+                return loss if self._weight is None else loss * self._weight
             loss = _fused_ce(pred, label, axis=self._axis)
             return self._per_sample(F, _apply_weighting(F, loss, self._weight,
                                                         sample_weight))
