@@ -323,13 +323,11 @@ class Block:
         return handle
 
     def __call__(self, *args):
-        if self._forward_pre_hooks:
-            for hook in list(self._forward_pre_hooks.values()):
-                hook(self, args)
+        for hook in list(self._forward_pre_hooks.values()):
+            hook(self, args)
         out = self.forward(*args)
-        if self._forward_hooks:
-            for hook in list(self._forward_hooks.values()):
-                hook(self, args, out)
+        for hook in list(self._forward_hooks.values()):
+            hook(self, args, out)
         return out
 
     def forward(self, *args):
