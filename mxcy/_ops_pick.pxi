@@ -110,17 +110,7 @@ def push_pick(x, idx, y, int axis, bint wrap, bint backward=False, bint add=Fals
 # backward as one (dy · (softmax − one_hot)), instead of log_softmax, pick, a negation and
 # their three backward kernels with two temporaries.
 
-cdef struct SparseCEArgs:
-    char* x              # forward: the data; backward: the data gradient written
-    char* logp           # log_softmax(data), (outer, n, inner): forward writes, backward reads
-    char* idx            # (outer, inner) class indices, float or int (clipped into [0, n))
-    char* y              # (outer, inner): forward writes −logp[label]; backward reads dy
-    int64_t outer
-    int64_t n
-    int64_t inner
-    int dtype
-    int idx_dtype
-    int add              # backward with req 'add'
+# SparseCEArgs is declared in _ops.pxd: _ndarray pushes these kernels (sparse_ce).
 
 
 cdef inline int64_t ce_label(SparseCEArgs* a, int64_t i) noexcept nogil:
@@ -177,66 +167,3 @@ cdef int sparse_ce_grad_kernel(void* args, char* errmsg) noexcept nogil:
     else:
         sparse_ce_grad_typed(a, <double*>a.x, <double*>a.logp, <double*>a.y)
     return 0
-
-
-cdef bytes _B_SPARSE_CE = b"sparse_softmax_ce"
-cdef bytes _B_SPARSE_CE_BWD = b"sparse_softmax_ce_backward"
-
-
-def push_sparse_ce(x, logp, label, y, int axis, bint backward=False, bint add=False):
-    """Forward (the class axis last, contiguous rows): logp := log_softmax(x) along
-    `axis`, y := −logp[label]. Backward (any axis): x, the data gradient, (written, or
-    added to with `add`) := y · (exp(logp) − one_hot(label)), y the head gradient.
-    x and logp are float32/float64 of one shape and dtype with n > 0 classes along axis;
-    label and y hold its shape without the axis (label any float/int dtype, y x's)."""
-    cdef SparseCEArgs a
-    cdef EVar* reads[3]
-    cdef EVar* w[2]
-    shape = tuple(x.shape)
-    dt = np.dtype(x.dtype)
-    if dt not in FLOAT_DTYPES or np.dtype(y.dtype) != dt or np.dtype(logp.dtype) != dt:
-        raise TypeError(f"sparse softmax cross-entropy: float32/float64 data, log-probabilities "
-                        f"and loss of one dtype, got {dt.name}, {np.dtype(logp.dtype).name} "
-                        f"and {np.dtype(y.dtype).name}")
-    if np.dtype(label.dtype) not in INDEX_DTYPES:
-        raise TypeError(f"sparse softmax cross-entropy: label must be float32/float64/int32/"
-                        f"int64, got {np.dtype(label.dtype).name}")
-    if not 0 <= axis < len(shape):
-        raise ValueError(f"sparse softmax cross-entropy: axis {axis} out of range for data "
-                         f"{shape}")
-    a.outer = math.prod(shape[:axis])
-    a.n = shape[axis]
-    a.inner = math.prod(shape[axis + 1:])
-    if tuple(logp.shape) != shape or label.size != a.outer * a.inner or \
-            y.size != label.size or a.n == 0:
-        raise ValueError(f"sparse softmax cross-entropy: log-probabilities {logp.shape}, "
-                         f"label of {label.size} and loss of {y.size} elements do not match "
-                         f"data {shape} along axis {axis}")
-    if not backward and a.inner != 1:
-        raise ValueError(f"sparse softmax cross-entropy: the forward kernel takes the class "
-                         f"axis last, got axis {axis} of {shape}")
-    a.dtype = _NP_CODES[dt]
-    a.idx_dtype = _NP_CODES[np.dtype(label.dtype)]
-    a.add = add
-    if backward:
-        logp = nd_apart(logp, (x,))
-        label = nd_apart(label, (x,))
-        y = nd_apart(y, (x,))
-        reads[0], reads[1], reads[2] = nd_var(logp), nd_var(label), nd_var(y)
-        w[0] = nd_var(x)
-        a.x, a.logp, a.idx, a.y = nd_ptr(x), nd_ptr(logp), nd_ptr(label), nd_ptr(y)
-        push_kernel(sparse_ce_grad_kernel, &a, sizeof(a), reads, 3, w, 1, 0,
-                    _B_SPARSE_CE_BWD, (FLAG_SMALL if x.size <= 16384 else 0) |
-                    nd_wflag(x, 0))
-        return
-    x = nd_apart(x, (logp, y))
-    label = nd_apart(label, (logp, y))
-    reads[0], reads[1] = nd_var(x), nd_var(label)
-    w[0], w[1] = nd_var(logp), nd_var(y)
-    if w[0] == w[1]:
-        raise ValueError("sparse softmax cross-entropy: log-probabilities and loss must be "
-                         "separate arrays")
-    a.x, a.logp, a.idx, a.y = nd_ptr(x), nd_ptr(logp), nd_ptr(label), nd_ptr(y)
-    push_kernel(sparse_ce_kernel, &a, sizeof(a), reads, 2, w, 2, 0, _B_SPARSE_CE,
-                (FLAG_SMALL if x.size <= 16384 else 0) | nd_wflag(logp, 0) |
-                nd_wflag(y, 1))

@@ -14,7 +14,7 @@ gives it none.
 import numpy as np
 
 from mxcy import _ndarray
-from mxcy._ops import BINARY_OPS, push_sparse_ce
+from mxcy._ops import BINARY_OPS
 from mxcy.operator._params import Param, ParamSchema, Params
 from mxcy.operator._spec import OpSpec, get_op, register_op
 from mxcy.operator.tensor import check_axis, zero_grads
@@ -75,7 +75,7 @@ class _sparse_softmax_ce(OpSpec):
         out, logp = outs
         x, label = ins
         if ax == x.ndim - 1 and self._kernel_fits(x, label):
-            push_sparse_ce(x, logp, label, out, ax)
+            _ndarray.sparse_ce(x, logp, label, out, ax)
             return
         ls.forward(ls_p, is_train, ['write'], ins[:1], [logp], [])
         pick.forward(pick_p, is_train, ['write'], [logp, label], [out], [])
@@ -88,7 +88,7 @@ class _sparse_softmax_ce(OpSpec):
         ax, ls, ls_p, pick, pick_p = self._parts(p, ins[0].shape)
         x, label, logp = ins[0], ins[1], outs[1]
         if self._kernel_fits(x, label):
-            push_sparse_ce(in_grads[0], logp, label, out_grads[0], ax, backward=True,
+            _ndarray.sparse_ce(in_grads[0], logp, label, out_grads[0], ax, backward=True,
                            add=req[0] == 'add')
             return
         minus_dy = _ndarray.binary(out_grads[0], -1.0, _MUL)
