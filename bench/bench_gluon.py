@@ -104,12 +104,12 @@ def module_steps(mx, shape=(100, 784), conv=False):
     mod.init_params(mx.init.Xavier())
     mod.init_optimizer(optimizer='sgd', optimizer_params={'learning_rate': 0.05,
                                                           'momentum': 0.9})
-    batch = namedtuple('Batch', ['data', 'label'])([x], [y])
+    data_batch = namedtuple('Batch', ['data', 'label'])([x], [y])
     losses = []
 
     def run(n=STEPS):
         for _ in range(n):
-            mod.forward(batch, is_train=True)
+            mod.forward(data_batch, is_train=True)
             mod.backward()
             mod.update()
         p = mod.get_outputs()[0].asnumpy()

@@ -412,10 +412,19 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
                              "an earlier backward of the same graph)")
     order = _topological(heads)
     targets = _Targets(captured)
-    with _RecordingStateScope(False, train_mode):
+    state = _STATE
+    was_recording, was_training = state.recording, state.training
+    if was_recording:
+        set_recording(False)
+    state.training = bool(train_mode)
+    try:
         _seed_heads(heads, head_grads, targets)
         for node in reversed(order):
             _run_node(node, targets)
+    finally:
+        state.training = was_training
+        if was_recording:
+            set_recording(True)
     if not retain_graph:
         for node in order:
             node.free()

@@ -139,11 +139,13 @@ class CachedGraph:
 
     def _take(self, arrays):
         recording = _STATE.recording
-        wants = tuple(recording and x._ag is not None and x.dtype in _FLOATS
-                      for x in arrays)
-        key = tuple((a.shape, a.dtype, a.context) for a in arrays) + (wants,)
-        idle = self.free.setdefault(key, [])
-        exe = idle.pop() if idle else self._bind(arrays, wants)
+        key = [(a.shape, a.dtype, a.context,
+                recording and a._ag is not None and a.dtype in _FLOATS) for a in arrays]
+        key = tuple(key)
+        idle = self.free.get(key)
+        if idle is None:
+            idle = self.free[key] = []
+        exe = idle.pop() if idle else self._bind(arrays, [k[3] for k in key])
         exe._idle = idle
         return exe
 
