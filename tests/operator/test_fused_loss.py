@@ -102,13 +102,15 @@ def test_kernel_refuses_mismatched_arrays():
         push_sparse_ce(x, logp, mx.nd.zeros((4,)), mx.nd.zeros((4,)), 0)
 
 
-@pytest.mark.parametrize('weight', [None, 0.5])
-def test_two_dimensional_loss_is_one_node(weight):
+@pytest.mark.parametrize('weight,label_shape,label_dtype', [
+    (None, (5,), 'float32'), (0.5, (5,), 'float32'), (None, (5, 1), 'int32'),
+    (None, (5,), 'int64'), (None, (5,), 'float64')])
+def test_two_dimensional_loss_is_one_node(weight, label_shape, label_dtype):
     """(N, C) without sample weights: the per-sample loss is the fused call's own value
     (no mean node), equal to the hybridized loss (MXNet's three operators and the mean)."""
     rng = np.random.default_rng(3)
     pred_np = rng.standard_normal((5, 4))
-    label = mx.nd.array(rng.integers(0, 4, 5))
+    label = mx.nd.array(rng.integers(-1, 5, label_shape), dtype=label_dtype)
     results = []
     for hybrid in (False, True):
         loss_fn = gluon.loss.SoftmaxCrossEntropyLoss(weight=weight)
@@ -121,7 +123,8 @@ def test_two_dimensional_loss_is_one_node(weight):
         if not hybrid:
             node = loss._ag.node
             if weight is None:
-                assert node.spec.name == '_sparse_softmax_ce'
+                assert node.spec.name == '_sparse_softmax_ce' and node.sources[0] is pred._ag
+                assert not node.params.keepdims and len(node.outputs) == 2
             else:
                 assert node.sources[0].node.spec.name == '_sparse_softmax_ce'
         loss.backward()
