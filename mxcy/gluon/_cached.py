@@ -32,7 +32,10 @@ class _CachedSpec:
 
     def __init__(self, graph, exe, names):
         self.graph, self.exe, self.names = graph, exe, names
-        self.name = f'{graph.block.name} (hybridized)'
+
+    @property
+    def name(self):             # (made when an error names the node, not per call)
+        return f'{self.graph.block.name} (hybridized)'
 
     def arguments(self, p):
         return self.names
@@ -159,13 +162,18 @@ class CachedGraph:
                              f"hybridized graph takes {len(self.input_names)}")
         exe = self._take(arrays)
         fresh = [None if f is None else _new_empty(*f) for f in exe._fresh_outputs]
-        exe._rebind_values(dict(zip(self.input_names, arrays)), fresh)
+        # the executor keeps detached twins of the outputs (same memory): the caller's
+        # arrays will point at the recorded node, which holds the executor, and a cycle
+        # back would leave a node that never runs backward (an error, a forward under
+        # record() alone) to the garbage collector, its executor reserved till then
+        exe._rebind_values(dict(zip(self.input_names, arrays)),
+                           [None if f is None else f.detach() for f in fresh])
         state = _STATE
         if exe._monitor is None and exe._fwd_program is not None:
             exe._fwd_program.run(state.training)
         else:
             exe.forward(is_train=state.training)
-        outs = [o if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
+        outs = [f if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
         bound = exe.arg_arrays
         ins = list(arrays) + [bound[i] for i in self.param_positions]
         if state.recording and any(x._ag is not None for x in ins):

@@ -315,9 +315,11 @@ class Trainer:
         per_ctx = [([], [], []) for _ in self._updaters]
         used = []
         for i, param in enumerate(self._params):
-            if param.grad_req == 'null':
+            if param._grad_req == 'null':
                 continue
-            datas, grads = param.list_data(), param.list_grad()
+            datas, grads = param._data, param._grad     # (lists, not copied: read only)
+            if datas is None or grads is None:
+                datas, grads = param.list_data(), param.list_grad()     # raise, saying why
             if len(datas) != len(self._updaters):
                 raise MXNetError(f"Trainer: Parameter '{param.name}' is on {len(datas)} "
                                  f"contexts, the Trainer was made for {len(self._updaters)}")

@@ -300,3 +300,20 @@ def test_an_error_in_the_middle_of_backward_leaves_block_and_engine_usable():
         loss = train_step(net, x, label)
         results.append([loss.asnumpy()] + grads_of(net))
     assert_twins_agree(*results, atol=1e-5)
+
+
+def test_a_recorded_call_without_backward_frees_its_executor_at_once():
+    """The recorded node holds the executor and the executor only detached twins of the
+    outputs: dropping the outputs returns the executor with no garbage collection."""
+    import gc
+    net = mlp()
+    x = data(4, 6)
+    gc.disable()
+    try:
+        for _ in range(5):
+            with autograd.record():
+                out = net(x)
+            del out
+        assert sorted(len(v) for v in net._cached.free.values()) == [1]
+    finally:
+        gc.enable()
