@@ -126,6 +126,7 @@ _Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, inde
 _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
 _record_call = _ndarray.record_call
 _set_thread_recording = _ndarray._set_thread_recording
+_input_versions = _ndarray.input_versions     # write counts of the first n arrays, in C
 
 
 _REQS = ('write', 'add', 'null')
@@ -312,8 +313,8 @@ def _seed_heads(heads, head_grads, targets):
             src = h._ag
             if isinstance(src, _Output) and (id(src.node), src.index) not in targets.values:
                 # the usual head: its gradient buffer starts as ones (one fill, no copy)
-                targets.values[(id(src.node), src.index)] = _ndarray.full(
-                    h.shape, 1, h.context, h.dtype)
+                buf = _ndarray.new_empty(h.shape, _ndarray.dtype_of(h), h.context)
+                targets.values[(id(src.node), src.index)] = _ndarray.full(None, 1, out=buf)
                 continue
             g = _ndarray.full(h.shape, 1, h.context, h.dtype)
         elif not isinstance(g, NDArray):
@@ -331,8 +332,9 @@ def _seed_heads(heads, head_grads, targets):
 
 def _check_versions(node):
     names = None
-    if node.versions is not None:
-        for i, version in enumerate(node.versions):    # the arguments (aux states are
+    versions = node.versions
+    if versions is not None and _input_versions(node.inputs, len(versions)) != versions:
+        for i, version in enumerate(versions):    # the arguments (aux states are
             x = node.inputs[i]                           # the op's to update)
             if x._chunk.writes_pushed != version:
                 names = names or node.spec.arguments(node.params)
@@ -340,8 +342,9 @@ def _check_versions(node):
                 raise MXNetError(f"backward: input '{what}' of {node.spec.name} was written "
                                  "after the call was recorded (an in-place change between "
                                  "forward and backward); the gradient would be wrong")
-    if node.outputs is not None:
-        for i, o in enumerate(node.outputs):
+    outputs = node.outputs
+    if outputs is not None and _input_versions(outputs, len(outputs)) != node.out_versions:
+        for i, o in enumerate(outputs):
             if o._chunk.writes_pushed != node.out_versions[i]:
                 raise MXNetError(f"backward: output {i} of {node.spec.name} was written "
                                  "after the call was recorded; the gradient would be wrong")
