@@ -23,7 +23,9 @@ from libc.string cimport memset
 from mxcy._engine cimport (Var, EVar, new_chunk, push_kernel, wait_var, kernel_fn,
                            FLAG_SMALL, FLAG_PARTIAL0)
 from mxcy._ndptr cimport spans_clash
-from mxcy._ops cimport (BinaryArgs, UnaryArgs, FillArgs, CopyArgs, GemmArgs, binary_kernel,
+from mxcy._ops cimport (BinaryArgs, UnaryArgs, FillArgs, CopyArgs, GemmArgs, SparseCEArgs,
+                        sparse_ce_kernel, sparse_ce_grad_kernel, DT_INT32, DT_INT64,
+                        binary_kernel,
                         unary_kernel, fill_kernel, copy_kernel, gemm_kernel, DT_FLOAT32,
                         DT_FLOAT64, DT_FLOAT16, OP_ADD, OP_SUB,
                         OP_MUL, OP_DIV, OP_MOD, OP_POW, OP_MAX, OP_MIN, OP_EQ, OP_NE, OP_GT,

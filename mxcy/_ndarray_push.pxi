@@ -286,3 +286,76 @@ def new_empty(shape, dtype, ctx):
 
 def dtype_of(NDArray x):
     return x._dtype
+
+
+cdef bytes _B_SPARSE_CE = b"sparse_softmax_ce"
+cdef bytes _B_SPARSE_CE_BWD = b"sparse_softmax_ce_backward"
+
+
+def sparse_ce(x, logp, label, y, int axis, bint backward=False, bint add=False):
+    """Push gluon's sparse softmax cross-entropy (kernels in _ops_pick.pxi; pushed from
+    here, where the arrays' fields are C fields: a recorded loss pays for this push on
+    the thread that feeds the engine, twice a step).
+
+    Forward (the class axis last): logp := log_softmax(x) along `axis`, y := −logp[label].
+    Backward (any axis): x, the data gradient, (written, or added to with `add`) :=
+    y · (exp(logp) − one_hot(label)), y the head gradient. x and logp: float32/float64 of
+    one shape and dtype with n > 0 classes along axis; label and y: x's shape without the
+    axis (label any float/int dtype, y x's); labels are clipped into [0, n)."""
+    cdef SparseCEArgs a
+    cdef NDArray d = <NDArray?>x, lp = <NDArray?>logp, lab = <NDArray?>label
+    cdef NDArray out = <NDArray?>y
+    cdef EVar* reads[3]
+    cdef EVar* w[2]
+    cdef int i
+    shape = d._shape
+    if d._dtype not in (DT_FLOAT32, DT_FLOAT64) or out._dtype != d._dtype or \
+            lp._dtype != d._dtype:
+        raise TypeError(f"sparse softmax cross-entropy: float32/float64 data, "
+                        f"log-probabilities and loss of one dtype, got {d.dtype.__name__}, "
+                        f"{lp.dtype.__name__} and {out.dtype.__name__}")
+    if lab._dtype not in (DT_FLOAT32, DT_FLOAT64, DT_INT32, DT_INT64):
+        raise TypeError(f"sparse softmax cross-entropy: label must be float32/float64/int32/"
+                        f"int64, got {lab.dtype.__name__}")
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"sparse softmax cross-entropy: axis {axis} out of range for data "
+                         f"{shape}")
+    a.outer = 1
+    a.inner = 1
+    for i in range(len(shape)):
+        if i < axis:
+            a.outer *= shape[i]
+        elif i > axis:
+            a.inner *= shape[i]
+    a.n = shape[axis]
+    if lp._shape != shape or lab._size != a.outer * a.inner or out._size != lab._size \
+            or a.n == 0:
+        raise ValueError(f"sparse softmax cross-entropy: log-probabilities {lp._shape}, "
+                         f"label of {lab._size} and loss of {out._size} elements do not "
+                         f"match data {shape} along axis {axis}")
+    if not backward and a.inner != 1:
+        raise ValueError(f"sparse softmax cross-entropy: the forward kernel takes the class "
+                         f"axis last, got axis {axis} of {shape}")
+    a.dtype = d._dtype
+    a.idx_dtype = lab._dtype
+    a.add = add
+    if backward:                # d is the gradient written; out the head gradient
+        lp = _apart(lp, d, False)
+        lab = _apart(lab, d, False)
+        out = _apart(out, d, False)
+        reads[0], reads[1], reads[2] = lp._chunk.cvar, lab._chunk.cvar, out._chunk.cvar
+        w[0] = d._chunk.cvar
+        a.x, a.logp, a.idx, a.y = d._ptr(), lp._ptr(), lab._ptr(), out._ptr()
+        push_kernel(sparse_ce_grad_kernel, &a, sizeof(a), reads, 3, w, 1, 0,
+                    _B_SPARSE_CE_BWD, _flags(d._size) | _wflag(d))
+        return
+    if lp._chunk is out._chunk:
+        raise ValueError("sparse softmax cross-entropy: log-probabilities and loss must be "
+                         "separate arrays")
+    d = _apart(_apart(d, lp, False), out, False)
+    lab = _apart(_apart(lab, lp, False), out, False)
+    reads[0], reads[1] = d._chunk.cvar, lab._chunk.cvar
+    w[0], w[1] = lp._chunk.cvar, out._chunk.cvar
+    a.x, a.logp, a.idx, a.y = d._ptr(), lp._ptr(), lab._ptr(), out._ptr()
+    push_kernel(sparse_ce_kernel, &a, sizeof(a), reads, 2, w, 2, 0, _B_SPARSE_CE,
+                _flags(d._size) | _wflag(lp) | (_wflag(out) << 1))

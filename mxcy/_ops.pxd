@@ -114,7 +114,21 @@ cdef struct GemmArgs:
     double alpha
     double beta
 
+cdef struct SparseCEArgs:  # sparse softmax cross-entropy (_ops_pick.pxi)
+    char* x              # forward: the data; backward: the data gradient written
+    char* logp           # log_softmax(data), (outer, n, inner): forward writes, backward reads
+    char* idx            # (outer, inner) class indices, float or int (clipped into [0, n))
+    char* y              # (outer, inner): forward writes -logp[label]; backward reads dy
+    int64_t outer
+    int64_t n
+    int64_t inner
+    int dtype
+    int idx_dtype
+    int add              # backward with req 'add'
+
 cdef int binary_kernel(void* args, char* errmsg) noexcept nogil
+cdef int sparse_ce_kernel(void* args, char* errmsg) noexcept nogil
+cdef int sparse_ce_grad_kernel(void* args, char* errmsg) noexcept nogil
 cdef int unary_kernel(void* args, char* errmsg) noexcept nogil
 cdef int fill_kernel(void* args, char* errmsg) noexcept nogil
 cdef int copy_kernel(void* args, char* errmsg) noexcept nogil

@@ -102,3 +102,68 @@ def push_pick(x, idx, y, int axis, bint wrap, bint backward=False, bint add=Fals
     push_kernel(pick_backward_kernel if backward else pick_kernel, &a, sizeof(a), reads, 2,
                 &w, 1, 0, _B_PICK_BWD if backward else _B_PICK,
                 (FLAG_SMALL if x.size <= 16384 else 0) | nd_wflag(written, 0))
+
+
+# ---------------------------------------------------------------- sparse softmax cross-entropy
+# gluon's SoftmaxCrossEntropyLoss with class-index labels (operator/fused_loss.py): the
+# forward as one kernel (log-softmax of each row, then −logp at the label) and the
+# backward as one (dy · (softmax − one_hot)), instead of log_softmax, pick, a negation and
+# their three backward kernels with two temporaries.
+
+# SparseCEArgs is declared in _ops.pxd: _ndarray pushes these kernels (sparse_ce).
+
+
+cdef inline int64_t ce_label(SparseCEArgs* a, int64_t i) noexcept nogil:
+    cdef int64_t k = <int64_t>load_as_double(a.idx, a.idx_dtype, i)
+    if k < 0:
+        return 0
+    return k if k < a.n else a.n - 1
+
+
+cdef void sparse_ce_typed(SparseCEArgs* a, real_t* x, real_t* logp, real_t* y) noexcept nogil:
+    """logp := log_softmax(x) by rows (inner == 1); y[o] := −logp[o, label[o]]."""
+    cdef int64_t o
+    if real_t is float:
+        mxcy_softmax_rows_f32(x, logp, a.outer, a.n, 1.0, 1, 0)
+    else:
+        mxcy_softmax_rows_f64(x, logp, a.outer, a.n, 1.0, 1, 0)
+    for o in range(a.outer):
+        y[o] = -logp[o * a.n + ce_label(a, o)]
+
+
+cdef void sparse_ce_grad_typed(SparseCEArgs* a, real_t* dx, real_t* logp,
+                               real_t* dy) noexcept nogil:
+    """dx (write/add) dy[o, j] · (exp(logp[o, :, j]) − one_hot(label[o, j]))."""
+    cdef int64_t o, j, i, b, S = a.inner, L = a.n
+    cdef real_t g
+    for o in range(a.outer):
+        for j in range(S):
+            g = dy[o * S + j]
+            b = o * L * S + j
+            if a.add:
+                for i in range(L):
+                    dx[b + i * S] += g * <real_t>exp(logp[b + i * S])
+            else:
+                for i in range(L):
+                    dx[b + i * S] = g * <real_t>exp(logp[b + i * S])
+            dx[b + ce_label(a, o * S + j) * S] -= g
+
+
+cdef int sparse_ce_kernel(void* args, char* errmsg) noexcept nogil:
+    """logp := log_softmax(x) along the rows; y := −logp[label]."""
+    cdef SparseCEArgs* a = <SparseCEArgs*>args
+    if a.dtype == DT_FLOAT32:
+        sparse_ce_typed(a, <float*>a.x, <float*>a.logp, <float*>a.y)
+    else:
+        sparse_ce_typed(a, <double*>a.x, <double*>a.logp, <double*>a.y)
+    return 0
+
+
+cdef int sparse_ce_grad_kernel(void* args, char* errmsg) noexcept nogil:
+    """dx (req) dy · (softmax − one_hot(label)), softmax = exp(logp)."""
+    cdef SparseCEArgs* a = <SparseCEArgs*>args
+    if a.dtype == DT_FLOAT32:
+        sparse_ce_grad_typed(a, <float*>a.x, <float*>a.logp, <float*>a.y)
+    else:
+        sparse_ce_grad_typed(a, <double*>a.x, <double*>a.logp, <double*>a.y)
+    return 0

@@ -126,6 +126,7 @@ _Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, inde
 _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
 _record_call = _ndarray.record_call
 _set_thread_recording = _ndarray._set_thread_recording
+_input_versions = _ndarray.input_versions     # write counts of the first n arrays, in C
 
 
 _REQS = ('write', 'add', 'null')
@@ -309,6 +310,12 @@ def _seed_heads(heads, head_grads, targets):
     for k, h in enumerate(heads):
         g = head_grads[k] if head_grads is not None else None
         if g is None:
+            src = h._ag
+            if isinstance(src, _Output) and (id(src.node), src.index) not in targets.values:
+                # the usual head: its gradient buffer starts as ones (one fill, no copy)
+                buf = _ndarray.new_empty(h.shape, _ndarray.dtype_of(h), h.context)
+                targets.values[(id(src.node), src.index)] = _ndarray.full(None, 1, out=buf)
+                continue
             g = _ndarray.full(h.shape, 1, h.context, h.dtype)
         elif not isinstance(g, NDArray):
             raise TypeError(f"backward: head gradient {k} must be an NDArray, got "
@@ -325,8 +332,9 @@ def _seed_heads(heads, head_grads, targets):
 
 def _check_versions(node):
     names = None
-    if node.versions is not None:
-        for i, version in enumerate(node.versions):    # the arguments (aux states are
+    versions = node.versions
+    if versions is not None and _input_versions(node.inputs, len(versions)) != versions:
+        for i, version in enumerate(versions):    # the arguments (aux states are
             x = node.inputs[i]                           # the op's to update)
             if x._chunk.writes_pushed != version:
                 names = names or node.spec.arguments(node.params)
@@ -334,8 +342,9 @@ def _check_versions(node):
                 raise MXNetError(f"backward: input '{what}' of {node.spec.name} was written "
                                  "after the call was recorded (an in-place change between "
                                  "forward and backward); the gradient would be wrong")
-    if node.outputs is not None:
-        for i, o in enumerate(node.outputs):
+    outputs = node.outputs
+    if outputs is not None and _input_versions(outputs, len(outputs)) != node.out_versions:
+        for i, o in enumerate(outputs):
             if o._chunk.writes_pushed != node.out_versions[i]:
                 raise MXNetError(f"backward: output {i} of {node.spec.name} was written "
                                  "after the call was recorded; the gradient would be wrong")
@@ -347,25 +356,42 @@ def _run_node(node, targets):
         out_grads = [targets.values.pop((id(node), 0))]
     else:
         out_grads = []
+        unused = getattr(spec, 'unused_out_grads', ())     # None for these, not zeros
         for i, (shape, dtype, ctx) in enumerate(node.out_meta):
             g = targets.values.pop((id(node), i), None)
-            out_grads.append(g if g is not None else _ndarray.full(shape, 0, ctx, dtype))
+            if g is None and i not in unused:
+                g = _ndarray.full(shape, 0, ctx, dtype)
+            out_grads.append(g)
     ins = node.inputs
     in_grads, reqs, later = [], [], []
     seen = set()
-    for i in range(n):
-        buf, req = targets.source(node.sources[i], ins[i])
-        if buf is not None and id(buf) in seen:
-            # the same array twice among the inputs (x * x): a temporary, added after
-            tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
-                                     ins[i].context)
-            later.append((buf, tmp))
-            buf, req = tmp, 'write'
+    plain = targets.captured is None
+    written = targets.written
+    for i, src in enumerate(node.sources):
+        kind = type(src)
+        if kind is _Variable and plain:         # targets.variable, inline (the usual case)
+            if src.req == 'null':
+                buf, req = None, 'null'
+            else:
+                buf = src.grad
+                req = 'add' if src.req == 'add' or id(src) in written else 'write'
+                src.fresh = True
+                written.add(id(src))
+        elif kind is _Output or kind is _Variable:
+            buf, req = targets.source(src, ins[i])
+        else:
+            buf, req = None, 'null'
         if buf is not None:
+            if id(buf) in seen:
+                # the same array twice among the inputs (x * x): a temporary, added after
+                tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
+                                         ins[i].context)
+                later.append((buf, tmp))
+                buf, req = tmp, 'write'
             seen.add(id(buf))
         in_grads.append(buf)
         reqs.append(req)
-    if all(r == 'null' for r in reqs):
+    if not seen:                                # nothing to compute
         return
     _check_versions(node)
     spec.backward(node.params, reqs, out_grads, ins[:n], node.outputs, in_grads, ins[n:])
@@ -389,10 +415,19 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
                              "an earlier backward of the same graph)")
     order = _topological(heads)
     targets = _Targets(captured)
-    with _RecordingStateScope(False, train_mode):
+    state = _STATE
+    was_recording, was_training = state.recording, state.training
+    if was_recording:
+        set_recording(False)
+    state.training = bool(train_mode)
+    try:
         _seed_heads(heads, head_grads, targets)
         for node in reversed(order):
             _run_node(node, targets)
+    finally:
+        state.training = was_training
+        if was_recording:
+            set_recording(True)
     if not retain_graph:
         for node in order:
             node.free()

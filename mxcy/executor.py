@@ -391,17 +391,41 @@ class Executor:
         and never lets another value share an output's buffer after the output's write.
         Places are found by graph entry (the programs note them), not by array identity,
         so one array passed as two arguments is no trouble."""
-        names = self._arg_index()
+        slots = self._rebind_slots()
         for name, array in args.items():
-            i, keys = names[name]
-            self.arg_arrays[i] = array
-            for key in keys:
-                self._var_array[key[0]] = array
-                self._set_entry(key, array)
+            for container, key in slots[name]:
+                container[key] = array
+        out_slots = slots[None]
         for i, array in enumerate(outputs):
             if array is not None:
-                self.outputs[i] = array
-                self._set_entry(self._out_keys[i], array)
+                for container, key in out_slots[i]:
+                    container[key] = array
+
+    def _rebind_slots(self):
+        """{argument name: [(container, key)]} and {None: one such list per output}: every
+        place `_rebind_values` writes, found once per pair of programs (each program
+        notes its own places when it is built)."""
+        programs = (self._fwd_program, self._bwd_program)
+        cached = getattr(self, '_slots', None)
+        if cached is not None and cached[0] == tuple(map(id, programs)):
+            return cached[1]
+
+        def places(key):
+            found = [(self._entries, key)]
+            for program in programs:
+                if program is not None:
+                    found += program.where.get(key, ())
+            return found
+        slots = {}
+        for name, (i, keys) in self._arg_index().items():
+            slots[name] = [(self.arg_arrays, i)]
+            for key in keys:
+                slots[name].append((self._var_array, key[0]))
+                slots[name] += places(key)
+        slots[None] = [[(self.outputs, i)] + places(key)
+                       for i, key in enumerate(self._out_keys)]
+        self._slots = (tuple(map(id, programs)), slots, programs)   # keeps the ids valid
+        return slots
 
     def _arg_index(self):
         index = getattr(self, '_arg_keys', None)
@@ -411,13 +435,6 @@ class Executor:
                 for i, n in enumerate(self._arg_names)}
             self._out_keys = [(id(n), i) for n, i in self._symbol._outputs]
         return index
-
-    def _set_entry(self, key, array):
-        self._entries[key] = array
-        for program in (self._fwd_program, self._bwd_program):
-            if program is not None:
-                for arrays, j in program.where.get(key, ()):
-                    arrays[j] = array
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for the input shapes in `kwargs`, sharing this one's memory.

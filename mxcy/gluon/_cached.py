@@ -14,10 +14,15 @@ executors and neither pass overwrites the other's saved values.
 """
 import numpy as np
 
-from mxcy import autograd
+from mxcy import _ndarray
 from mxcy import ndarray as _nd
-from mxcy.autograd import _Node, _Output, _STATE
+from mxcy.autograd import _STATE
 from mxcy.symbol.symbol import Symbol
+
+_new_empty = _ndarray.new_empty
+_record_call = _ndarray.record_call
+_input_versions = _ndarray.input_versions
+_FLOATS = (np.float16, np.float32, np.float64)
 
 
 class _CachedSpec:
@@ -27,7 +32,10 @@ class _CachedSpec:
 
     def __init__(self, graph, exe, names):
         self.graph, self.exe, self.names = graph, exe, names
-        self.name = f'{graph.block.name} (hybridized)'
+
+    @property
+    def name(self):             # (made when an error names the node, not per call)
+        return f'{self.graph.block.name} (hybridized)'
 
     def arguments(self, p):
         return self.names
@@ -37,19 +45,25 @@ class _CachedSpec:
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         exe = self.exe
-        scratch = exe._scratch_grads          # name -> the executor's own buffer
         adds = []
-        for name, target, r in zip(self.names, in_grads, req):
-            own = scratch.get(name)
+        bound = exe.grad_arrays
+        for name, own, k, target, r in zip(self.names, exe._scratch_list, exe._grad_pos,
+                                           in_grads, req):
             if own is None:                     # bound without a gradient
                 continue
             if r == 'write':
-                exe._rebind_grad(name, target)
+                if bound[k] is not target:      # (the same target as last step: nothing)
+                    exe._rebind_grad(name, target)
             else:                               # 'add', or 'null': not into a target
                 exe._rebind_grad(name, own)
                 if r == 'add':
                     adds.append((target, own))
-        exe.backward(out_grads)
+        for g, o in zip(out_grads, exe.outputs):
+            if g.shape != o.shape or g.dtype != o.dtype:
+                exe.backward(out_grads)         # checks (and casts) the head gradients
+                break
+        else:                                   # autograd's own buffers: already right
+            exe._run_backward(out_grads)
         for target, own in adds:
             target += own
 
@@ -111,27 +125,35 @@ class CachedGraph:
         aux = {name: self.params[name].data(ctx) for name in self.aux_names}
         exe = self.symbol.bind(ctx, args, args_grad=grads, grad_req=reqs, aux_states=aux)
         exe._scratch_grads = dict(grads)
+        # per node input (the data, then the parameters): the executor's own gradient
+        # buffer, None where it was bound without one
+        exe._scratch_list = [grads.get(n) for n in self.node_names]
+        exe._grad_pos = [self.arg_names.index(n) for n in self.node_names]
         if self.block._op_hook is not None:
             callback, monitor_all = self.block._op_hook
             exe.set_monitor_callback(_op_hook_adapter(self.symbol, callback), monitor_all)
         # outputs that are arguments (a graph returning an input or a parameter) are
         # copied out; every other output gets a fresh array per call
         args_ids = {id(a) for a in exe.arg_arrays}
-        exe._fresh_outputs = [id(o) not in args_ids for o in exe.outputs]
+        exe._fresh_outputs = [(o.shape, _ndarray.dtype_of(o), o.context)
+                              if id(o) not in args_ids else None for o in exe.outputs]
+        exe._arg_index()                        # built once: _rebind_values uses it
         return exe
 
     def _take(self, arrays):
         recording = _STATE.recording
-        wants = tuple(recording and x._ag is not None and np.dtype(x.dtype).kind == 'f'
-                      for x in arrays)
-        key = tuple((a.shape, a.dtype, a.context) for a in arrays) + (wants,)
-        idle = self.free.setdefault(key, [])
-        exe = idle.pop() if idle else self._bind(arrays, wants)
-        exe._cache_key = key
+        key = [(a.shape, a.dtype, a.context,
+                recording and a._ag is not None and a.dtype in _FLOATS) for a in arrays]
+        key = tuple(key)
+        idle = self.free.get(key)
+        if idle is None:
+            idle = self.free[key] = []
+        exe = idle.pop() if idle else self._bind(arrays, [k[3] for k in key])
+        exe._idle = idle
         return exe
 
     def _release(self, exe):
-        self.free.setdefault(exe._cache_key, []).append(exe)
+        exe._idle.append(exe)
 
     # ------------------------------------------------------------ a call
     def __call__(self, arrays):
@@ -139,20 +161,24 @@ class CachedGraph:
             raise ValueError(f"{self.block.name}: called with {len(arrays)} inputs, the "
                              f"hybridized graph takes {len(self.input_names)}")
         exe = self._take(arrays)
-        fresh = [_nd.empty(o.shape, o.context, o.dtype) if f else None
-                 for o, f in zip(exe.outputs, exe._fresh_outputs)]
-        exe._rebind_values(dict(zip(self.input_names, arrays)), fresh)
-        exe.forward(is_train=autograd.is_training())
-        outs = [o if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
-        names = self.node_names
+        fresh = [None if f is None else _new_empty(*f) for f in exe._fresh_outputs]
+        # the executor keeps detached twins of the outputs (same memory): the caller's
+        # arrays will point at the recorded node, which holds the executor, and a cycle
+        # back would leave a node that never runs backward (an error, a forward under
+        # record() alone) to the garbage collector, its executor reserved till then
+        exe._rebind_values(dict(zip(self.input_names, arrays)),
+                           [None if f is None else f.detach() for f in fresh])
+        state = _STATE
+        if exe._monitor is None and exe._fwd_program is not None:
+            exe._fwd_program.run(state.training)
+        else:
+            exe.forward(is_train=state.training)
+        outs = [f if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
         bound = exe.arg_arrays
         ins = list(arrays) + [bound[i] for i in self.param_positions]
-        if _STATE.recording and any(x._ag is not None for x in ins):
-            spec = _CachedSpec(self, exe, names)
-            node = _Node(spec, None, len(ins), ins,
-                         [x._chunk.writes_pushed for x in ins], outs)
-            for i, o in enumerate(outs):
-                o._ag = _Output(node, i)
+        if state.recording and any(x._ag is not None for x in ins):
+            _record_call(_CachedSpec(self, exe, self.node_names), None, len(ins), ins,
+                         _input_versions(ins, len(ins)), outs)
         else:
             self._release(exe)
         return [outs[i] for i in self.picks]

@@ -26,9 +26,12 @@ import numbers
 
 import numpy as np
 
+from mxcy import _ndarray
 from mxcy import ndarray as _nd
+from mxcy.autograd import _STATE
 from mxcy.gluon.block import HybridBlock
 from mxcy.ndarray._gen import function as _function
+from mxcy.operator._spec import get_op
 
 __all__ = ['Loss', 'L2Loss', 'L1Loss', 'SigmoidBinaryCrossEntropyLoss', 'SigmoidBCELoss',
            'SoftmaxCrossEntropyLoss', 'SoftmaxCELoss', 'KLDivLoss', 'CTCLoss', 'HuberLoss',
@@ -141,8 +144,36 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
 
 
-def _fused_ce(pred, label, axis):
-    return _function('_sparse_softmax_ce')(pred, label, axis=axis)
+def _fused_ce(pred, label, axis, keepdims=True):
+    return _function('_sparse_softmax_ce')(pred, label, axis=axis, keepdims=keepdims)
+
+
+_CE_2D = []         # [(spec, its params for axis 1 without keepdims)], made at first use
+_LABEL_TYPES = (np.float32, np.float64, np.int32, np.int64)
+
+
+def _fused_ce_rows(pred, label):
+    """The loss of (N, C) logits against N class indices: what
+    ``_fused_ce(pred, label, 1, keepdims=False)`` computes and records, without the
+    registry call's generic parsing and inference (one kernel push, and one graph node
+    when recording). Anything else takes that call."""
+    n = pred.shape[0]
+    if label.shape not in ((n,), (n, 1)) or label.dtype not in _LABEL_TYPES or \
+            pred.size == 0 or label._ag is not None:
+        return _fused_ce(pred, label, axis=1, keepdims=False)
+    if not _CE_2D:
+        spec = get_op('_sparse_softmax_ce')
+        _CE_2D.append((spec, spec.params.parse(spec.name, {'axis': 1, 'keepdims': False})))
+    spec, params = _CE_2D[0]
+    code, ctx = _ndarray.dtype_of(pred), pred.context
+    out = _ndarray.new_empty((n,), code, ctx)
+    logp = _ndarray.new_empty(pred.shape, code, ctx)
+    _ndarray.sparse_ce(pred, logp, label, out, 1)
+    if _STATE.recording and pred._ag is not None:
+        ins = [pred, label]
+        _ndarray.record_call(spec, params, 2, ins, _ndarray.input_versions(ins, 2),
+                             [out, logp])
+    return out
 
 
 class SoftmaxCrossEntropyLoss(Loss):
@@ -161,6 +192,12 @@ class SoftmaxCrossEntropyLoss(Loss):
         if F is _nd and self._sparse_label and not self._from_logits and \
                 pred.dtype in (np.float32, np.float64):
             # imperative: log_softmax, pick and the negation as one recorded call
+            if pred.ndim == 2 and self._axis in (-1, 1) and self._batch_axis == 0 and \
+                    sample_weight is None:
+                # (N, C): the per-sample mean is over the one kept axis of size 1, so the
+                # call's value without it is the loss (one node, nothing averaged)
+                loss = _fused_ce_rows(pred, label)
+                return loss if self._weight is None else loss * self._weight
             loss = _fused_ce(pred, label, axis=self._axis)
             return self._per_sample(F, _apply_weighting(F, loss, self._weight,
                                                         sample_weight))

@@ -40,6 +40,7 @@ import numpy as np
 
 from mxcy import kvstore as _kvs
 from mxcy import optimizer as opt
+from mxcy.autograd import _Variable
 from mxcy.base import MXNetError
 from mxcy.gluon.parameter import Parameter
 from mxcy.gluon.parameter_dict import ParameterDict
@@ -314,14 +315,16 @@ class Trainer:
         per_ctx = [([], [], []) for _ in self._updaters]
         used = []
         for i, param in enumerate(self._params):
-            if param.grad_req == 'null':
+            if param._grad_req == 'null':
                 continue
-            datas, grads = param.list_data(), param.list_grad()
+            datas, grads = param._data, param._grad     # (lists, not copied: read only)
+            if datas is None or grads is None:
+                datas, grads = param.list_data(), param.list_grad()     # raise, saying why
             if len(datas) != len(self._updaters):
                 raise MXNetError(f"Trainer: Parameter '{param.name}' is on {len(datas)} "
                                  f"contexts, the Trainer was made for {len(self._updaters)}")
             for (idx, gs, ws), w, g in zip(per_ctx, datas, grads):
-                if (fresh.get(id(g), False) if fresh is not None else w._fresh_grad):
+                if (fresh.get(id(g), False) if fresh is not None else _is_fresh(w)):
                     idx.append(i)
                     gs.append(g)
                     ws.append(w)
@@ -330,7 +333,7 @@ class Trainer:
             used.append(datas)
         for datas in used:
             for data in datas:
-                data._fresh_grad = False
+                _clear_fresh(data)
         for updater, (idx, gs, ws) in zip(self._updaters, per_ctx):
             if idx:
                 updater(idx, gs, ws)
@@ -364,6 +367,20 @@ class Trainer:
         for updater in self._updaters:
             updater.optimizer = self._optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))
+
+
+def _is_fresh(data):
+    """data._fresh_grad without the property's round trip (Trainer._update's hot loop)."""
+    ag = data._ag
+    return type(ag) is _Variable and ag.fresh
+
+
+def _clear_fresh(data):
+    ag = data._ag
+    if type(ag) is _Variable:
+        ag.fresh = False
+    else:
+        data._fresh_grad = False        # (raises, naming the array's missing gradient)
 
 
 def _stale(param, data):

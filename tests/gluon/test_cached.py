@@ -195,3 +195,125 @@ def test_an_output_fed_back_as_the_next_input():
         v = square(v)
         want = np.tanh(want) * 3
     np.testing.assert_allclose(v.asnumpy(), want, rtol=1e-5)
+
+
+def train_step(net, x, label, trainer=None, retain=False):
+    """One recorded step with the fused sparse cross-entropy loss (the bench's step)."""
+    loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    with autograd.record():
+        loss = loss_fn(net(x), label)
+    loss.backward(retain_graph=retain)
+    if trainer is not None:
+        trainer.step(x.shape[0])
+    return loss
+
+
+def test_shapes_alternating_each_keep_their_executor_and_gradients():
+    """Batch sizes 4, 7, 4, 7: each signature binds once, and every call's values and
+    gradients equal the imperative twin's (the rebinding slots are per executor)."""
+    hyb, imp = twin_nets()
+    for step, n in enumerate((4, 7, 4, 7)):
+        x, label = data(n, 6), mx.nd.array(RNG.integers(0, 3, n))
+        results = []
+        for net in (hyb, imp):
+            loss = train_step(net, x, label)
+            results.append([loss.asnumpy()] + grads_of(net))
+        assert_twins_agree(*results, atol=1e-5)
+    assert sorted(len(v) for v in hyb._cached.free.values()) == [1, 1]
+
+
+def test_retain_graph_backward_twice_through_the_executor():
+    hyb, imp = twin_nets()
+    x, label = data(5, 6), mx.nd.array([0, 1, 2, 1, 0])
+    results = []
+    for net in (hyb, imp):
+        net.collect_params().setattr('grad_req', 'add')
+        loss = train_step(net, x, label, retain=True)
+        loss.backward()                     # the same graph again: gradients doubled
+        results.append(grads_of(net))
+        with pytest.raises(mx.base.MXNetError, match='retain_graph'):
+            loss.backward()                 # freed by the second (not retained) pass
+    assert_twins_agree(*results, atol=1e-5)
+    once = twin_nets()[0]
+    for pa, pb in zip(once.collect_params().values(), hyb.collect_params().values()):
+        pa.set_data(pb.data())
+    train_step(once, x, label)
+    assert_twins_agree(grads_of(hyb), [2 * g for g in grads_of(once)], atol=1e-5)
+
+
+def test_two_threads_train_hybridized_blocks_at_once():
+    """Each thread its own network and tape; both end where one thread alone ends."""
+    import threading
+    x, label = data(8, 6), mx.nd.array(RNG.integers(0, 3, 8))
+    first = mlp()
+    start = [p.data().copy() for p in first.collect_params().values()]
+
+    def fresh_net():
+        net = mlp()
+        for p, v in zip(net.collect_params().values(), start):
+            p.set_data(v)
+        return net, gluon.Trainer(net.collect_params(), 'sgd', {'learning_rate': 0.1})
+    alone, trainer = fresh_net()
+    for _ in range(20):
+        train_step(alone, x, label, trainer)
+    want = [p.data().asnumpy() for p in alone.collect_params().values()]
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            net, tr = fresh_net()
+            for _ in range(20):
+                train_step(net, x, label, tr)
+            results[k] = [p.data().asnumpy() for p in net.collect_params().values()]
+        except Exception as exc:           # noqa: BLE001
+            errors.append(exc)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == [] and not any(t.is_alive() for t in threads)
+    for k in range(2):
+        assert_twins_agree(results[k], want, atol=1e-6)
+
+
+class _FailingBackward(autograd.Function):
+    def forward(self, x):
+        return x * 1
+
+    def backward(self, dy):
+        raise ValueError('backward failed on purpose')
+
+
+def test_an_error_in_the_middle_of_backward_leaves_block_and_engine_usable():
+    hyb, imp = twin_nets()
+    x = data(4, 6)
+    with autograd.record():
+        loss = _FailingBackward()(hyb(x)).sum()
+    with pytest.raises(ValueError, match='on purpose'):
+        loss.backward()
+    mx.nd.waitall()                         # nothing left failed in the engine
+    del loss
+    label = mx.nd.array([0, 1, 2, 0])
+    results = []
+    for net in (hyb, imp):
+        loss = train_step(net, x, label)
+        results.append([loss.asnumpy()] + grads_of(net))
+    assert_twins_agree(*results, atol=1e-5)
+
+
+def test_a_recorded_call_without_backward_frees_its_executor_at_once():
+    """The recorded node holds the executor and the executor only detached twins of the
+    outputs: dropping the outputs returns the executor with no garbage collection."""
+    import gc
+    net = mlp()
+    x = data(4, 6)
+    gc.disable()
+    try:
+        for _ in range(5):
+            with autograd.record():
+                out = net(x)
+            del out
+        assert sorted(len(v) for v in net._cached.free.values()) == [1]
+    finally:
+        gc.enable()

@@ -51,3 +51,84 @@ def test_records_one_node_and_matches_numpy():
     want = np.exp(logp)
     want[[0, 1], [2, 0]] -= 1
     np.testing.assert_allclose(pred.grad.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def _reference(x, label, axis):
+    """(loss without the axis, gradient of its sum) in NumPy, labels clipped."""
+    x = np.moveaxis(x, axis, -1)
+    logp = x - x.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    k = np.clip(label.astype(np.int64), 0, x.shape[-1] - 1)
+    loss = -np.take_along_axis(logp, k[..., None], -1)[..., 0]
+    grad = np.exp(logp)
+    np.put_along_axis(grad, k[..., None], np.take_along_axis(grad, k[..., None], -1) - 1, -1)
+    return loss, np.moveaxis(grad, -1, axis)
+
+
+@pytest.mark.parametrize('shape,axis,dtype,label_dtype', [
+    ((7, 4), 1, 'float32', 'float32'), ((3, 6), 1, 'float64', 'int32'),
+    ((2, 5, 3), 1, 'float64', 'int64'), ((4, 2, 5), 2, 'float32', 'float64')])
+def test_kernels_match_numpy(shape, axis, dtype, label_dtype):
+    """The one-kernel forward (class axis last) and backward (any axis), write and add."""
+    rng = np.random.default_rng(7)
+    x_np = rng.standard_normal(shape).astype(dtype)
+    label_shape = shape[:axis] + shape[axis + 1:]
+    label_np = rng.integers(-1, shape[axis] + 1, label_shape).astype(label_dtype)
+    dy_np = rng.random(label_shape).astype(dtype)
+    want_loss, want_grad = _reference(x_np.astype(np.float64), label_np, axis)
+    x = mx.nd.array(x_np, dtype=dtype)
+    x.attach_grad(grad_req='add')
+    x.grad[:] = 1.0
+    label = mx.nd.array(label_np, dtype=label_dtype)
+    with autograd.record():
+        loss = mx.nd._sparse_softmax_ce(x, label, axis=axis, keepdims=False)
+    assert loss.shape == label_shape
+    loss.backward(mx.nd.array(dy_np, dtype=dtype))
+    tol = 1e-5 if dtype == 'float32' else 1e-12
+    np.testing.assert_allclose(loss.asnumpy(), want_loss, rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.asnumpy(),
+                               1.0 + want_grad * np.expand_dims(dy_np, axis), rtol=tol,
+                               atol=tol)
+
+
+def test_kernel_refuses_mismatched_arrays():
+    from mxcy._ndarray import sparse_ce as push_sparse_ce
+    x, logp = mx.nd.zeros((3, 4)), mx.nd.zeros((3, 4))
+    with pytest.raises(ValueError, match='sparse softmax cross-entropy.*do not match'):
+        push_sparse_ce(x, logp, mx.nd.zeros((4,)), mx.nd.zeros((3,)), 1)
+    with pytest.raises(TypeError, match='sparse softmax cross-entropy.*one dtype'):
+        push_sparse_ce(x, logp, mx.nd.zeros((3,)), mx.nd.zeros((3,), dtype='float64'), 1)
+    with pytest.raises(ValueError, match='class axis last'):
+        push_sparse_ce(x, logp, mx.nd.zeros((4,)), mx.nd.zeros((4,)), 0)
+
+
+@pytest.mark.parametrize('weight,label_shape,label_dtype', [
+    (None, (5,), 'float32'), (0.5, (5,), 'float32'), (None, (5, 1), 'int32'),
+    (None, (5,), 'int64'), (None, (5,), 'float64')])
+def test_two_dimensional_loss_is_one_node(weight, label_shape, label_dtype):
+    """(N, C) without sample weights: the per-sample loss is the fused call's own value
+    (no mean node), equal to the hybridized loss (MXNet's three operators and the mean)."""
+    rng = np.random.default_rng(3)
+    pred_np = rng.standard_normal((5, 4))
+    label = mx.nd.array(rng.integers(-1, 5, label_shape), dtype=label_dtype)
+    results = []
+    for hybrid in (False, True):
+        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss(weight=weight)
+        if hybrid:
+            loss_fn.hybridize()
+        pred = mx.nd.array(pred_np)
+        pred.attach_grad()
+        with autograd.record():
+            loss = loss_fn(pred, label)
+        if not hybrid:
+            node = loss._ag.node
+            if weight is None:
+                assert node.spec.name == '_sparse_softmax_ce' and node.sources[0] is pred._ag
+                assert not node.params.keepdims and len(node.outputs) == 2
+            else:
+                assert node.sources[0].node.spec.name == '_sparse_softmax_ce'
+        loss.backward()
+        results.append((loss.asnumpy(), pred.grad.asnumpy()))
+    assert results[0][0].shape == (5,)
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
