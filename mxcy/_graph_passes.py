@@ -29,8 +29,10 @@ counter is compared on every inference forward, so ``Module.set_params``/``init_
 update and a rebinding of the argument to another array are all seen. A write that
 bypasses the engine (through memory obtained outside mxcy's NDArray operations) is not.
 
-``MXCY_GRAPH_PASSES=0`` in the environment when a graph is bound turns the passes off
-for that executor.
+``MXCY_GRAPH_PASSES`` in the environment when a graph is bound chooses the passes for that
+executor: ``0`` none, ``1`` (the default) all, or a comma-separated list of ``fold``
+(pass 1), ``conv_act`` (a clamp fused into a convolution) and ``elemwise`` (add+ReLU,
+BatchNorm+ReLU), e.g. ``MXCY_GRAPH_PASSES=fold,conv_act``.
 """
 import math
 import os
@@ -47,9 +49,23 @@ ENV = 'MXCY_GRAPH_PASSES'
 _FLOATS = ('float32', 'float64')
 
 
+PASSES = ('fold', 'conv_act', 'elemwise')
+
+
 def enabled():
-    """Whether graphs bound now get the inference passes (``MXCY_GRAPH_PASSES``)."""
-    return os.environ.get(ENV, '1').strip().lower() not in ('0', 'false', 'off', 'no')
+    """The passes graphs bound now get (``MXCY_GRAPH_PASSES``): a frozenset of PASSES
+    names, empty when off."""
+    spec = os.environ.get(ENV, '1').strip().lower()
+    if spec in ('', '1', 'all', 'on', 'true'):
+        return frozenset(PASSES)
+    if spec in ('0', 'none', 'off', 'false'):
+        return frozenset()
+    names = frozenset(t.strip() for t in spec.split(',') if t.strip())
+    unknown = sorted(names - set(PASSES))
+    if unknown:
+        raise ValueError(f"{ENV}={spec!r}: unknown pass(es) {unknown}; expected 0, 1 or a "
+                         f"comma-separated list of {list(PASSES)}")
+    return names
 
 
 class _PNode:
@@ -167,8 +183,9 @@ class InferenceGraph:
     """The rewritten graph of an executor, its memory plan and program (or nothing to do:
     ``changed`` False)."""
 
-    def __init__(self, exe):
+    def __init__(self, exe, passes=PASSES):
         self.exe = exe
+        self.passes = passes
         nodes, shapes, dtypes = exe._nodes, exe._shape_of, exe._dtype_of
         uses = {}
         for n in nodes:
@@ -180,6 +197,7 @@ class InferenceGraph:
         def single_use(key):
             return uses.get(key, 0) == 1 and key not in heads
 
+        passes = self.passes
         remap, rep = {}, {}         # original entry -> new entry; new entry -> original
         new_nodes, self.folds, changed = [], [], False
         for n in nodes:
@@ -191,8 +209,8 @@ class InferenceGraph:
             src = ins[0] if ins else None
             src_key = n.inputs[0] if n.inputs else None
             src_key = (id(src_key[0]), src_key[1]) if src_key else None
-            if n.op.name == 'BatchNorm' and self._foldable(n, src, src_key, single_use,
-                                                           shapes, dtypes):
+            if n.op.name == 'BatchNorm' and 'fold' in passes and \
+                    self._foldable(n, src, src_key, single_use, shapes, dtypes):
                 self._fold(src[0], n, new_nodes, dtypes[src_key], shapes)
                 remap[(id(n), 0)] = src
                 rep[(id(src[0]), 0)] = (id(n), 0)
@@ -290,16 +308,18 @@ class InferenceGraph:
         layer.fold = fold
         self.folds.append(((w_node, b_node), fold))
 
-    @staticmethod
-    def _fuse_act(node, act):
+    def _fuse_act(self, node, act):
         if not isinstance(node, _PNode) or node.act is not None:
             return False
-        if node.op.name == 'Convolution' and len(node.params.kernel) <= 2:
-            node.op, node.params = _CONV_ACT, (node.params, None)
-        if node.op is _CONV_ACT and len(node.params[0].kernel) <= 2:
-            node.act = act
-            node.params = (node.params[0], act)
-            return True
+        if 'conv_act' in self.passes:
+            if node.op.name == 'Convolution' and len(node.params.kernel) <= 2:
+                node.op, node.params = _CONV_ACT, (node.params, None)
+            if node.op is _CONV_ACT and len(node.params[0].kernel) <= 2:
+                node.act = act
+                node.params = (node.params[0], act)
+                return True
+        if 'elemwise' not in self.passes:
+            return False
         if node.op.name == 'elemwise_add':
             node.op, node.params, node.act = _ADD_ACT, act, act
             return True

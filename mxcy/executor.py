@@ -109,8 +109,8 @@ class Executor:
         self._bwd_program = None
         # inference graph passes (mxcy/_graph_passes.py): built at the first inference
         # forward of a graph that needs no gradient; False when off or nothing to rewrite
-        self._infer_graph = None if not self._training and _graph_passes.enabled() \
-            else False
+        self._passes = _graph_passes.enabled()
+        self._infer_graph = None if not self._training and self._passes else False
         self._grad_slots = {}        # name -> (argument index, variable node ids)
 
     # ------------------------------------------------------------ bind-time checks
@@ -234,7 +234,7 @@ class Executor:
                 target[:] = value
         if not is_train and self._infer_graph is not False and self._monitor is None:
             if self._infer_graph is None:
-                graph = _graph_passes.InferenceGraph(self)
+                graph = _graph_passes.InferenceGraph(self, self._passes)
                 self._infer_graph = graph if graph.changed else False
             if self._infer_graph is not False:
                 self._infer_graph.run()
