@@ -20,10 +20,10 @@ Module (``forward_backward`` + ``update``).
 
 ``--compare`` runs this script per network and library in turn (mxcy, MXNet 1.9.1 with
 OMP_NUM_THREADS=2, the PyTorch peer bench/peer_torch_zoo.py where it writes the network;
-mxcy again with the passes off for ``--passes-nets``), ``--alternations`` times, and prints
-every JSON line, then a table of the best figure per library with the ratios and the
-geometric means. One JSON line per figure; ``steal_pct`` is the hypervisor's share of
-CPU time during the figure.
+mxcy again with each ``--pass-variants`` spec for ``--passes-nets``), ``--alternations``
+times (every other time in reverse order), and prints every JSON line, then a table of
+the best figure per library with the ratios and the geometric means. One JSON line per
+figure; ``steal_pct`` is the hypervisor's share of CPU time during the figure.
 """
 import argparse
 import json
@@ -151,7 +151,8 @@ def compare(args):
                                        '--rounds', str(args.rounds), '--batches',
                                        *map(str, args.batches)] + sel, torch_env))
             if net in args.passes_nets:
-                runs.append(('mxcy-nopass', base + sel + ['--passes', '0'], env))
+                runs += [(f'mxcy-passes={spec}', base + sel + ['--passes', spec], env)
+                         for spec in args.pass_variants]
             if alternation % 2:
                 runs.reverse()
             for label, cmd, e in runs:
@@ -166,26 +167,31 @@ TORCH_NETS = ('resnet18_v1', 'resnet50_v1', 'mobilenet1.0', 'alexnet', 'vgg11_bn
 
 
 def table(results):
-    best, steal = {}, {}
+    """Markdown: the best figure per library and mxcy ÷ each, then geometric means."""
+    best, steal, load = {}, {}, {}
     for r in results:
         key = (r['figure'], r['label'])
         best[key] = max(best.get(key, 0), r['value'])
         steal.setdefault(r['figure'], []).append(r.get('steal_pct') or 0)
+        load.setdefault(r['figure'], []).append(r.get('loadavg_1m') or 0)
     figures = list(dict.fromkeys(r['figure'] for r in results))
-    print('\n| figure (images/s) | mxcy | MXNet | PyTorch | mxcy passes off | mxcy ÷ MXNet '
-          '| mxcy ÷ PyTorch | passes on ÷ off | steal % |')
-    print('|---' * 9 + '|')
-    logs = {'mxnet': [], 'torch': [], 'nopass': []}
+    labels = ['mxnet', 'torch'] + sorted({r['label'] for r in results
+                                          if r['label'].startswith('mxcy-')})
+    print('\n| figure (images/s) | mxcy | ' + ' | '.join(labels) + ' | ' +
+          ' | '.join(f'mxcy ÷ {lab}' for lab in labels) + ' | steal % | load |')
+    print('|---' * (2 * len(labels) + 4) + '|')
+    logs = {lab: [] for lab in labels}
     for f in figures:
         m = best.get((f, 'mxcy'))
-        row = [best.get((f, lab)) for lab in ('mxnet', 'torch', 'mxcy-nopass')]
+        row = [best.get((f, lab)) for lab in labels]
         ratios = [m / v if m and v else None for v in row]
         for k, r in zip(logs, ratios):
             if r and f != 'resnet18_v1_train_b64_32px':
                 logs[k].append(math.log(r))
         cells = [f'{v:.1f}' if v else '–' for v in [m] + row]
         cells += [f'{r:.2f}' if r else '–' for r in ratios]
-        print(f'| {f} | ' + ' | '.join(cells) + f' | {max(steal[f]):.0f} |')
+        print(f'| {f} | ' + ' | '.join(cells) + f' | {max(steal[f]):.0f} | '
+              f'{min(load[f]):.1f}–{max(load[f]):.1f} |')
     for k, v in logs.items():
         if v:
             print(f'geometric mean of mxcy ÷ {k} (inference, {len(v)} figures): '
@@ -206,6 +212,8 @@ def main():
     parser.add_argument('--compare', action='store_true')
     parser.add_argument('--alternations', type=int, default=2)
     parser.add_argument('--passes-nets', nargs='*', default=['resnet18_v1', 'mobilenet1.0'])
+    parser.add_argument('--pass-variants', nargs='*', default=['0', 'fold', 'fold,conv_act'],
+                        help='MXCY_GRAPH_PASSES values run beside the default (all passes)')
     parser.add_argument('--mxnet-python', default='/work/mxnet_venv/bin/python')
     parser.add_argument('--torch-python', default='/work/peers/torch/bin/python')
     args = parser.parse_args()

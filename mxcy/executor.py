@@ -347,8 +347,9 @@ class Executor:
         self._monitor_all = bool(monitor_all) and callback is not None
 
     def get_optimized_symbol(self):
-        """The symbol this executor runs. mxcy's executor plans memory and programs but
-        does not rewrite the graph (MXNet's subgraph passes), so it is the bound symbol."""
+        """The bound symbol. An inference-bound executor runs a rewritten program for
+        ``forward(is_train=False)`` (mxcy/_graph_passes.py: BatchNorm folding, fused
+        activations), but the symbol itself is not rewritten."""
         return self._symbol
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
