@@ -16,7 +16,8 @@ graph with a SoftmaxOutput head) on 32×32 inputs, batch 64, SGD with momentum 0
 Module (``forward_backward`` + ``update``).
 
 ``--passes SPEC`` (mxcy) binds with ``MXCY_GRAPH_PASSES=SPEC`` (see mxcy/_graph_passes.py):
-``0`` runs the bound graph as it is.
+``0`` runs the bound graph as it is. ``--ab SPEC ...`` (mxcy) binds the network once per
+spec and ``0`` in one process and interleaves their rounds: the effect of each pass.
 
 ``--compare`` runs this script per network and library in turn (mxcy, MXNet 1.9.1 with
 OMP_NUM_THREADS=2, the PyTorch peer bench/peer_torch_zoo.py where it writes the network;
@@ -71,7 +72,8 @@ def timed_rounds(step, iters, rounds):
     return best
 
 
-def infer(mx, lib, cache, name, batch, rounds, passes, emit):
+def inference_step(mx, cache, name, batch):
+    """A Module bound for inference on the cached checkpoint and its timed step."""
     side = NETWORKS[name]
     sym, arg, aux = checkpoint(mx, cache, name)
     mod = mx.mod.Module(sym, data_names=['data'], label_names=None, context=mx.cpu())
@@ -84,6 +86,11 @@ def infer(mx, lib, cache, name, batch, rounds, passes, emit):
     def step():
         mod.forward(data, is_train=False)
         mod.get_outputs()[0].wait_to_read()
+    return mod, step
+
+
+def infer(mx, lib, cache, name, batch, rounds, passes, emit):
+    mod, step = inference_step(mx, cache, name, batch)
     iters = 4 if batch == 1 else 1
     sec = timed_rounds(step, iters, rounds)
     out = mod.get_outputs()[0].asnumpy()
@@ -91,6 +98,36 @@ def infer(mx, lib, cache, name, batch, rounds, passes, emit):
         raise SystemExit(f"bench_zoo: {name} gave non-finite outputs")
     emit(BENCH, f'{name}_b{batch}', lib, round(batch / sec, 2), 'images/s', better='higher',
          network=name, batch=batch, passes=passes, checksum=round(float(out.sum()), 3))
+
+
+def passes_ab(mx, cache, name, batch, rounds, specs, emit):
+    """mxcy with each MXCY_GRAPH_PASSES spec in one process, their rounds interleaved (the
+    first variant of a round rotating), so all see the same machine load: the best
+    images/s of each and the median over rounds of its time ÷ the time of spec '0'."""
+    from _common import interleaved_times
+    steps, outs = {}, {}
+    for spec in specs:
+        os.environ['MXCY_GRAPH_PASSES'] = spec
+        mod, step = inference_step(mx, cache, name, batch)
+        steps[spec] = step
+        outs[spec] = mod
+    iters = 4 if batch == 1 else 1
+
+    def many(step):
+        return lambda: [step() for _ in range(iters)]
+    times = interleaved_times({k: many(v) for k, v in steps.items()}, rounds, rotate=True)
+    ref = outs['0'].get_outputs()[0].asnumpy()
+    for spec in specs:
+        got = outs[spec].get_outputs()[0].asnumpy()
+        err = float(np.max(np.abs(got - ref)) / (np.max(np.abs(ref)) + 1e-30))
+        if err > 1e-4:
+            raise SystemExit(f"bench_zoo: {name} with passes {spec!r} differs from the "
+                             f"bound graph by {err:.2e} (relative)")
+        paired = float(np.median([b / a for a, b in zip(times[spec], times['0'])]))
+        emit(BENCH, f'{name}_b{batch}_passes', 'mxcy', round(batch * iters / min(times[spec]),
+                                                             2),
+             'images/s', better='higher', network=name, batch=batch, passes=spec,
+             speedup_vs_off_paired_median=round(paired, 3), rel_err_vs_off=err)
 
 
 def train(mx, lib, cache, rounds, passes, emit):
@@ -210,6 +247,9 @@ def main():
     parser.add_argument('--train-only', action='store_true')
     parser.add_argument('--passes', default=None, help='mxcy: MXCY_GRAPH_PASSES for the bind')
     parser.add_argument('--compare', action='store_true')
+    parser.add_argument('--ab', nargs='*', default=None,
+                        help='mxcy: time these MXCY_GRAPH_PASSES specs against 0 in one '
+                             'process, interleaved (e.g. --ab 1 fold fold,conv_act)')
     parser.add_argument('--alternations', type=int, default=2)
     parser.add_argument('--passes-nets', nargs='*', default=['resnet18_v1', 'mobilenet1.0'])
     parser.add_argument('--pass-variants', nargs='*', default=['0', 'fold', 'fold,conv_act'],
@@ -226,6 +266,12 @@ def main():
     from _common import emit, load
     mx = load(args.lib)
     passes = os.environ.get('MXCY_GRAPH_PASSES', '1') if args.lib == 'mxcy' else None
+    if args.ab is not None:
+        for name in args.nets:
+            for batch in args.batches:
+                passes_ab(mx, args.cache, name, batch, args.rounds,
+                          ['0'] + [s for s in args.ab if s != '0'], emit)
+        return
     if not args.train_only:
         for name in args.nets:
             for batch in args.batches:
