@@ -235,3 +235,27 @@ def test_add_act_kernel_twin(dtype):
     a, b = rng.randn(3, 100001).astype(dtype), rng.randn(3, 100001).astype(dtype)
     np.testing.assert_array_equal(_fused.add_act_np(a, b, 0.0, np.inf), np.maximum(a + b, 0))
     np.testing.assert_array_equal(_fused.add_act_np(a, None, -0.5, 0.5), np.clip(a, -.5, .5))
+
+
+def test_hybridized_block_without_gradients_runs_the_passes(monkeypatch):
+    """A hybridized block whose parameters need no gradient binds for inference; each call
+    rebinds its input and output arrays (Executor._rebind_values) into the passes' program."""
+    from mxcy.gluon import nn
+    outs = []
+    for passes in ('0', '1'):
+        monkeypatch.setenv('MXCY_GRAPH_PASSES', passes)
+        mx.random.seed(0)
+        net = nn.HybridSequential()
+        net.add(nn.Conv2D(4, 3, padding=1, in_channels=3), nn.BatchNorm(in_channels=4),
+                nn.Activation('relu'), nn.Dense(3, in_units=4 * 8 * 8))
+        net.initialize(mx.init.Xavier())
+        for p in net.collect_params().values():
+            p.grad_req = 'null'
+        net.hybridize()
+        rng = np.random.RandomState(2)
+        outs.append([net(mx.nd.array(rng.rand(2, 3, 8, 8))).asnumpy() for _ in range(3)])
+        exe = next(iter(net._cached.free.values()))[0]
+        assert bool(exe._infer_graph) == (passes == '1')
+    for got, want in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(outs[1][0], outs[1][1])
