@@ -259,3 +259,20 @@ def test_hybridized_block_without_gradients_runs_the_passes(monkeypatch):
     for got, want in zip(outs[1], outs[0]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert not np.allclose(outs[1][0], outs[1][1])
+
+
+def test_reshaped_executor_keeps_the_passes(monkeypatch):
+    ref = bind(_block(), '0', monkeypatch)
+    exe = bind(_block(), '1', monkeypatch)
+    exe.forward(is_train=False)
+    x = np.random.RandomState(3).rand(5, 3, 8, 8)
+    small = {}
+    for name, e in (('ref', ref), ('exe', exe)):
+        small[name] = e.reshape(allow_up_sizing=True, data=(5, 3, 8, 8))
+        small[name].arg_dict['data'][:] = x
+    got = small['exe'].forward(is_train=False)[0].asnumpy()
+    np.testing.assert_allclose(got, small['ref'].forward(is_train=False)[0].asnumpy(),
+                               rtol=1e-5, atol=1e-5)
+    assert small['exe']._infer_graph
+    np.testing.assert_allclose(exe.forward(is_train=False)[0].asnumpy(),
+                               ref.forward(is_train=False)[0].asnumpy(), rtol=1e-5, atol=1e-5)
