@@ -14,6 +14,7 @@ MOD_NAMES = [
     "mxcy._ndarray",
     "mxcy._conv",
     "mxcy._rnn",
+    "mxcy._fused",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -40,7 +41,8 @@ EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
 HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h"],
-           "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"]}
+           "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
+           "mxcy._fused": ["mxcy/_conv.pxd"]}
 
 
 def make_extension(name):

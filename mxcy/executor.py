@@ -8,7 +8,7 @@ operator allows it.
 """
 import numpy as np
 
-from mxcy import _ndarray
+from mxcy import _graph_passes, _ndarray
 from mxcy._exec_program import BackwardProgram, ForwardProgram
 from mxcy._memplan import plan_memory
 from mxcy.base import MXNetError
@@ -107,6 +107,10 @@ class Executor:
         self._monitor_all = False
         self._fwd_program = None      # built at the first forward / backward
         self._bwd_program = None
+        # inference graph passes (mxcy/_graph_passes.py): built at the first inference
+        # forward of a graph that needs no gradient; False when off or nothing to rewrite
+        self._passes = _graph_passes.enabled()
+        self._infer_graph = None if not self._training and self._passes else False
         self._grad_slots = {}        # name -> (argument index, variable node ids)
 
     # ------------------------------------------------------------ bind-time checks
@@ -171,7 +175,8 @@ class Executor:
         self._training = any(needs.values())
         shapes = self._entry_shapes()
         heads = [(id(n), i) for n, i in sym._outputs if not n.is_variable]
-        self._plan = plan_memory(self._nodes, heads, shapes, self._entry_dtypes(shapes), needs,
+        self._shape_of, self._dtype_of = shapes, self._entry_dtypes(shapes)
+        self._plan = plan_memory(self._nodes, heads, shapes, self._dtype_of, needs,
                                  self._training, self._ctx, shared_buffers)
         self._entries = self._plan.entry_arrays
         for node in self._nodes:
@@ -227,6 +232,13 @@ class Executor:
                     value.copyto(target)
             else:
                 target[:] = value
+        if not is_train and self._infer_graph is not False and self._monitor is None:
+            if self._infer_graph is None:
+                graph = _graph_passes.InferenceGraph(self, self._passes)
+                self._infer_graph = graph if graph.changed else False
+            if self._infer_graph is not False:
+                self._infer_graph.run()
+                return self.outputs
         if self._fwd_program is None:
             self._fwd_program = ForwardProgram(self)
         if self._monitor is None:
@@ -335,8 +347,9 @@ class Executor:
         self._monitor_all = bool(monitor_all) and callback is not None
 
     def get_optimized_symbol(self):
-        """The symbol this executor runs. mxcy's executor plans memory and programs but
-        does not rewrite the graph (MXNet's subgraph passes), so it is the bound symbol."""
+        """The bound symbol. An inference-bound executor runs a rewritten program for
+        ``forward(is_train=False)`` (mxcy/_graph_passes.py: BatchNorm folding, fused
+        activations), but the symbol itself is not rewritten."""
         return self._symbol
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
@@ -405,7 +418,8 @@ class Executor:
         """{argument name: [(container, key)]} and {None: one such list per output}: every
         place `_rebind_values` writes, found once per pair of programs (each program
         notes its own places when it is built)."""
-        programs = (self._fwd_program, self._bwd_program)
+        infer = self._infer_graph.program if self._infer_graph else None
+        programs = (self._fwd_program, self._bwd_program, infer)
         cached = getattr(self, '_slots', None)
         if cached is not None and cached[0] == tuple(map(id, programs)):
             return cached[1]
