@@ -119,11 +119,20 @@ cdef inline void blas_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int
         dgemm(&ctb, &cta, &n, &m, &k, &one, b, &ldb, a, &lda, &beta, c, &ldc)
 
 
+cdef inline bint packed_kernel() noexcept nogil:
+    """Whether float32 products take the packed SIMD kernel rather than BLAS: on AVX-512
+    only. Its AVX2 blocks (3 rows × a 32-column panel, 32 KB at k = 256) stream the panel
+    from L2 and ran at a third of SciPy's OpenBLAS on an AVX2 host (22-31 against 62-82
+    GFLOP/s, one core, at the LSTM's 2×256 sizes)."""
+    return mxcy_gemm_isa() == 2
+
+
 cdef real_t* pack_weight(real_t* b, int ldb, bint trans, int k, int n) noexcept nogil:
     """B (k × n; given transposed when `trans`) packed for step_gemm, or NULL: float64,
-    no SIMD kernel for this CPU, or no memory (step_gemm then calls BLAS)."""
+    no packed kernel for this CPU (see packed_kernel), or no memory (step_gemm then calls
+    BLAS)."""
     cdef float* packed
-    if real_t is double or mxcy_gemm_isa() == 0:
+    if real_t is double or not packed_kernel():
         return NULL
     packed = <float*>malloc(mxcy_packed_len(k, n) * sizeof(float))
     if packed != NULL:
@@ -183,6 +192,67 @@ cdef int packed_gemm_shared(int m, int n, int k, const float* a, int lda, const 
     return 1
 
 
+# The BLAS path cut into parts the same way: BLAS re-packs its operands in every part, so
+# two parts (one per core) rather than four.
+cdef struct BlasGemm:
+    int m
+    int n
+    int k
+    int lda
+    int ldb
+    int ldc
+    int ta
+    int tb
+    int by_cols
+    int dtype
+    double beta
+    void* a
+    void* b
+    void* c
+
+
+cdef void blas_part_typed(BlasGemm* g, int part, int nparts, real_t* a, real_t* b,
+                          real_t* c) noexcept nogil:
+    cdef int lo, hi, step
+    if g.by_cols:               # columns of C: rows of b when transposed, else columns
+        step = ((g.n + nparts - 1) // nparts + 15) // 16 * 16
+        lo, hi = min(g.n, part * step), min(g.n, (part + 1) * step)
+        if part == nparts - 1:
+            hi = g.n
+        blas_gemm(g.ta, g.tb, g.m, hi - lo, g.k, a, g.lda,
+                  b + (<int64_t>lo * g.ldb if g.tb else lo), g.ldb, <real_t>g.beta,
+                  c + lo, g.ldc)
+    else:                       # rows of C: columns of a when transposed, else rows
+        lo = <int>(<int64_t>g.m * part // nparts)
+        hi = <int>(<int64_t>g.m * (part + 1) // nparts)
+        blas_gemm(g.ta, g.tb, hi - lo, g.n, g.k, a + (lo if g.ta else <int64_t>lo * g.lda),
+                  g.lda, b, g.ldb, <real_t>g.beta, c + <int64_t>lo * g.ldc, g.ldc)
+
+
+cdef void blas_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef BlasGemm* g = <BlasGemm*>arg
+    if g.dtype == DT_FLOAT32:
+        blas_part_typed(g, part, nparts, <float*>g.a, <float*>g.b, <float*>g.c)
+    else:
+        blas_part_typed(g, part, nparts, <double*>g.a, <double*>g.b, <double*>g.c)
+
+
+cdef void blas_shared(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b,
+                      int ldb, real_t beta, real_t* c, int ldc, bint by_cols) noexcept nogil:
+    """blas_gemm, shared with an idle worker in two parts (by rows of C, or by columns
+    when `by_cols`: a step's product has only N rows) from 2M multiply-adds."""
+    cdef BlasGemm g
+    cdef int64_t macs = <int64_t>m * n * k
+    if macs < (1 << 21) or (n if by_cols else m) < 64 or k <= 0:
+        blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+        return
+    g.m, g.n, g.k, g.lda, g.ldb, g.ldc = m, n, k, lda, ldb, ldc
+    g.ta, g.tb, g.by_cols, g.beta = ta, tb, by_cols, beta
+    g.dtype = DT_FLOAT32 if real_t is float else DT_FLOAT64
+    g.a, g.b, g.c = a, b, c
+    run_parts(blas_part, &g, 2)
+
+
 cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b, int ldb,
                real_t beta, real_t* c, int ldc) noexcept nogil:
     """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 packs op(b) and runs the SIMD
@@ -205,7 +275,7 @@ cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t
             free(packed)
             free(at)
     if not done:
-        blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+        blas_shared(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, False)
 
 
 cdef void step_gemm_part(void* arg, int part, int nparts) noexcept nogil:
@@ -229,7 +299,7 @@ cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bin
             g.a, g.packed, g.c = a, packed, c
             run_parts(step_gemm_part, &g, shared_parts(n // MXCY_NR, <int64_t>m * n * k))
             return
-    blas_gemm(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+    blas_shared(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, True)
 
 
 
