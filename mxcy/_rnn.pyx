@@ -38,6 +38,10 @@ cdef extern from "_rnn_math.h" nogil:
                                const float* dh, float* dc, float* dg, int n)
     void mxcy_gru_row_f32(float* gx, const float* gh, const float* bh, const float* h_prev,
                           float* hn, float* h, int n)
+    void mxcy_rnn_gemm_avx2(int m, int c0, int c1, int k, const float* a, int lda,
+                            const float* packed, float* c, int ldc, int accumulate)
+    int64_t mxcy_rnn_pack16_len(int k, int n)
+    void mxcy_rnn_pack16(const float* b, int ldb, int trans, int k, int n, float* packed)
 
 from mxcy._gemm_packed cimport (mxcy_packed_len, mxcy_pack_b, mxcy_gemm_packed,
                                 mxcy_gemm_isa, MXCY_NR)
@@ -120,20 +124,26 @@ cdef inline void blas_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int
 
 
 cdef inline bint packed_kernel() noexcept nogil:
-    """Whether float32 products take the packed SIMD kernel rather than BLAS: on AVX-512
-    only. Its AVX2 blocks (3 rows × a 32-column panel, 32 KB at k = 256) stream the panel
-    from L2 and ran at a third of SciPy's OpenBLAS on an AVX2 host (22-31 against 62-82
-    GFLOP/s, one core, at the LSTM's 2×256 sizes)."""
+    """Whether float32 sequence-wide products take _gemm_packed.h's kernel rather than
+    BLAS: on AVX-512 only. Its AVX2 blocks (3 rows × a 32-column panel, 32 KB at k = 256)
+    stream the panel from L2 and ran at a third of SciPy's OpenBLAS on an AVX2 host (22-31
+    against 62-82 GFLOP/s, one core, at the LSTM's 2×256 sizes). The step products use a
+    packed weight on AVX2 too, through mxcy_rnn_gemm_avx2 (_rnn_math.h)."""
     return mxcy_gemm_isa() == 2
 
 
 cdef real_t* pack_weight(real_t* b, int ldb, bint trans, int k, int n) noexcept nogil:
     """B (k × n; given transposed when `trans`) packed for step_gemm, or NULL: float64,
-    no packed kernel for this CPU (see packed_kernel), or no memory (step_gemm then calls
-    BLAS)."""
+    no SIMD kernel for this CPU, or no memory (step_gemm then calls BLAS)."""
     cdef float* packed
-    if real_t is double or not packed_kernel():
+    cdef int isa = mxcy_gemm_isa()
+    if real_t is double or isa == 0:
         return NULL
+    if isa == 1:                    # 16-column panels for mxcy_rnn_gemm_avx2
+        packed = <float*>malloc(mxcy_rnn_pack16_len(k, n) * sizeof(float))
+        if packed != NULL:
+            mxcy_rnn_pack16(b, ldb, trans, k, n, packed)
+        return packed
     packed = <float*>malloc(mxcy_packed_len(k, n) * sizeof(float))
     if packed != NULL:
         mxcy_pack_b(b, ldb, trans, k, n, packed)
@@ -255,13 +265,13 @@ cdef void blas_shared(bint ta, bint tb, int m, int n, int k, real_t* a, int lda,
 
 cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b, int ldb,
                real_t beta, real_t* c, int ldc) noexcept nogil:
-    """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 packs op(b) and runs the SIMD
-    kernel, else BLAS."""
+    """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 on AVX-512 packs op(b) and runs
+    the SIMD kernel, else BLAS (see packed_kernel)."""
     cdef real_t* packed
     cdef real_t* at = NULL
     cdef int done = 0
     if real_t is float:
-        if k > 0 and (beta == 0 or beta == 1):
+        if k > 0 and (beta == 0 or beta == 1) and packed_kernel():
             packed = pack_weight(b, ldb, tb, k, n)
             if packed != NULL and ta:
                 # a transposed A read in place strides a whole row per k: 2x slower than
@@ -279,13 +289,20 @@ cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t
 
 
 cdef void step_gemm_part(void* arg, int part, int nparts) noexcept nogil:
+    """Columns of a step's product: whole 32-column panels (AVX-512) or 16-column halves
+    of them (AVX2, mxcy_rnn_gemm_avx2)."""
     cdef PackedGemm* g = <PackedGemm*>arg
-    cdef int panels = (g.n + MXCY_NR - 1) // MXCY_NR
-    cdef int p0 = panels * part // nparts, p1 = panels * (part + 1) // nparts
-    cdef int c0 = p0 * MXCY_NR
-    if p1 > p0:
-        mxcy_gemm_packed(g.m, min(g.n, p1 * MXCY_NR) - c0, g.k, g.a, g.lda, 1,
+    cdef int width = MXCY_NR if mxcy_gemm_isa() == 2 else 16
+    cdef int units = (g.n + width - 1) // width
+    cdef int p0 = units * part // nparts, p1 = units * (part + 1) // nparts
+    cdef int c0 = p0 * width, c1 = min(g.n, p1 * width)
+    if p1 <= p0:
+        return
+    if width == MXCY_NR:
+        mxcy_gemm_packed(g.m, c1 - c0, g.k, g.a, g.lda, 1,
                          g.packed + <int64_t>p0 * MXCY_NR * g.k, g.c + c0, g.ldc, g.accumulate)
+    else:
+        mxcy_rnn_gemm_avx2(g.m, c0, c1, g.k, g.a, g.lda, g.packed, g.c, g.ldc, g.accumulate)
 
 
 cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bint tb,
@@ -294,7 +311,7 @@ cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bin
     when there is one (the per-step GEMM of the recurrence), else through BLAS."""
     cdef PackedGemm g
     if real_t is float:
-        if packed != NULL and mxcy_gemm_isa() != 0:
+        if packed != NULL and mxcy_gemm_isa() != 0 and k > 0:
             g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, beta != 0
             g.a, g.packed, g.c = a, packed, c
             run_parts(step_gemm_part, &g, shared_parts(n // MXCY_NR, <int64_t>m * n * k))
