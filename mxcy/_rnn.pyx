@@ -15,6 +15,10 @@ Forward per layer and direction: one GEMM projects every time step's input at on
 ((T·N) × I times I × G·H), then each step adds h·W_hᵀ (one N × H × G·H GEMM) and runs a
 fused gate loop. Backward walks the steps in reverse, keeps the gate gradients of the
 whole sequence and forms dW_x, dW_h and d(layer input) with one GEMM each.
+float32 products: on AVX-512 the packed kernel of _gemm_packed.h for all of them; on AVX2
+BLAS for the sequence-wide ones and, for the steps, W_h packed once per sequence and
+_rnn_math.h's 6×16 kernel (BLAS would re-pack it every step). Big products are shared
+with idle engine workers (run_parts).
 `req` codes: 0 null (skip), 1 write, 2 add. Shapes are validated by the operator.
 """
 cimport numpy as cnp

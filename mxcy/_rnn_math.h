@@ -1,4 +1,5 @@
-/* Vectorisable float32 sigmoid and tanh for the fused RNN kernels (mxcy/_rnn.pyx).
+/* Vectorisable float32 sigmoid and tanh for the fused RNN kernels (mxcy/_rnn.pyx), and
+ * (at the end) the AVX2 kernel of the recurrence's step product.
  *
  * libm's expf/tanhf are scalar calls (~20 ns each); an LSTM step needs five per hidden
  * unit, so they would cost more than the GEMMs. These are the Cephes polynomials written
