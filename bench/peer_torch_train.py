@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The PyTorch peer of bench_train.py: the same MLP epoch and LeNet images/s as plain
-PyTorch loops (lib "torch"), one JSON line per figure.
+"""The PyTorch peer of bench_train.py: the same MLP epoch, LeNet images/s and char-LSTM
+sequences/s as plain PyTorch loops (lib "torch"), one JSON line per figure.
 
-    /work/peers/torch/bin/python bench/peer_torch_train.py
+    /work/peers/torch/bin/python bench/peer_torch_train.py [--only char_lstm]
 """
+import argparse
 import json
 import os
 import time
@@ -69,6 +70,49 @@ def lenet_images():
          batch=batch)
 
 
+def char_lstm():
+    """bench_train.py's char-LSTM: embedding 65 -> 256, 2-layer LSTM 256, FC 65, softmax
+    cross-entropy, Adam (lr 0.002); seq 32, batch 32, 8 batches, best of 2 rounds."""
+    seq, batch, vocab, hidden, layers, nbatch = 32, 32, 65, 256, 2, 8
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(vocab, hidden)
+            self.lstm = nn.LSTM(hidden, hidden, layers)
+            self.pred = nn.Linear(hidden, vocab)
+
+        def forward(self, x):                       # x (batch, seq)
+            out, _ = self.lstm(self.embed(x).transpose(0, 1))
+            return self.pred(out.transpose(0, 1).reshape(-1, hidden))
+    net = Net()
+    opt = torch.optim.Adam(net.parameters(), lr=0.002)
+    loss_fn = nn.CrossEntropyLoss()
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, vocab, (batch * nbatch, seq))
+    y = torch.from_numpy(np.roll(x, -1, axis=1))
+    x = torch.from_numpy(x)
+    best, cpu = float('inf'), float('inf')
+    for _ in range(3):
+        t, c = time.perf_counter(), time.process_time()
+        for i in range(0, batch * nbatch, batch):
+            loss = loss_fn(net(x[i:i + batch]), y[i:i + batch].reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        best = min(best, time.perf_counter() - t)
+        cpu = min(cpu, time.process_time() - c)
+    emit('char_lstm_seq_per_s', round(batch * nbatch / best, 1), 'sequences/s',
+         better='higher', seq=seq, batch=batch, hidden=hidden, layers=layers,
+         cpu_ms_per_batch=round(cpu / nbatch * 1e3, 1))
+
+
+FIGURES = {'mlp': mlp_epoch, 'lenet': lenet_images, 'char_lstm': char_lstm}
+
 if __name__ == '__main__':
-    mlp_epoch()
-    lenet_images()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--only', default=None, choices=list(FIGURES))
+    only = parser.parse_args().only
+    for name, fig in FIGURES.items():
+        if only in (None, name):
+            fig()

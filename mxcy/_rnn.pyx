@@ -15,6 +15,10 @@ Forward per layer and direction: one GEMM projects every time step's input at on
 ((T·N) × I times I × G·H), then each step adds h·W_hᵀ (one N × H × G·H GEMM) and runs a
 fused gate loop. Backward walks the steps in reverse, keeps the gate gradients of the
 whole sequence and forms dW_x, dW_h and d(layer input) with one GEMM each.
+float32 products: on AVX-512 the packed kernel of _gemm_packed.h for all of them; on AVX2
+BLAS for the sequence-wide ones and, for the steps, W_h packed once per sequence and
+_rnn_math.h's 6×16 kernel (BLAS would re-pack it every step). Big products are shared
+with idle engine workers (run_parts).
 `req` codes: 0 null (skip), 1 write, 2 add. Shapes are validated by the operator.
 """
 cimport numpy as cnp
@@ -38,6 +42,10 @@ cdef extern from "_rnn_math.h" nogil:
                                const float* dh, float* dc, float* dg, int n)
     void mxcy_gru_row_f32(float* gx, const float* gh, const float* bh, const float* h_prev,
                           float* hn, float* h, int n)
+    void mxcy_rnn_gemm_avx2(int m, int c0, int c1, int k, const float* a, int lda,
+                            const float* packed, float* c, int ldc, int accumulate)
+    int64_t mxcy_rnn_pack16_len(int k, int n)
+    void mxcy_rnn_pack16(const float* b, int ldb, int trans, int k, int n, float* packed)
 
 from mxcy._gemm_packed cimport (mxcy_packed_len, mxcy_pack_b, mxcy_gemm_packed,
                                 mxcy_gemm_isa, MXCY_NR)
@@ -119,12 +127,27 @@ cdef inline void blas_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int
         dgemm(&ctb, &cta, &n, &m, &k, &one, b, &ldb, a, &lda, &beta, c, &ldc)
 
 
+cdef inline bint packed_kernel() noexcept nogil:
+    """Whether float32 sequence-wide products take _gemm_packed.h's kernel rather than
+    BLAS: on AVX-512 only. Its AVX2 blocks (3 rows × a 32-column panel, 32 KB at k = 256)
+    stream the panel from L2 and ran at a third of SciPy's OpenBLAS on an AVX2 host (22-31
+    against 62-82 GFLOP/s, one core, at the LSTM's 2×256 sizes). The step products use a
+    packed weight on AVX2 too, through mxcy_rnn_gemm_avx2 (_rnn_math.h)."""
+    return mxcy_gemm_isa() == 2
+
+
 cdef real_t* pack_weight(real_t* b, int ldb, bint trans, int k, int n) noexcept nogil:
     """B (k × n; given transposed when `trans`) packed for step_gemm, or NULL: float64,
     no SIMD kernel for this CPU, or no memory (step_gemm then calls BLAS)."""
     cdef float* packed
-    if real_t is double or mxcy_gemm_isa() == 0:
+    cdef int isa = mxcy_gemm_isa()
+    if real_t is double or isa == 0:
         return NULL
+    if isa == 1:                    # 16-column panels for mxcy_rnn_gemm_avx2
+        packed = <float*>malloc(mxcy_rnn_pack16_len(k, n) * sizeof(float))
+        if packed != NULL:
+            mxcy_rnn_pack16(b, ldb, trans, k, n, packed)
+        return packed
     packed = <float*>malloc(mxcy_packed_len(k, n) * sizeof(float))
     if packed != NULL:
         mxcy_pack_b(b, ldb, trans, k, n, packed)
@@ -183,15 +206,76 @@ cdef int packed_gemm_shared(int m, int n, int k, const float* a, int lda, const 
     return 1
 
 
+# The BLAS path cut into parts the same way: BLAS re-packs its operands in every part, so
+# two parts (one per core) rather than four.
+cdef struct BlasGemm:
+    int m
+    int n
+    int k
+    int lda
+    int ldb
+    int ldc
+    int ta
+    int tb
+    int by_cols
+    int dtype
+    double beta
+    void* a
+    void* b
+    void* c
+
+
+cdef void blas_part_typed(BlasGemm* g, int part, int nparts, real_t* a, real_t* b,
+                          real_t* c) noexcept nogil:
+    cdef int lo, hi, step
+    if g.by_cols:               # columns of C: rows of b when transposed, else columns
+        step = ((g.n + nparts - 1) // nparts + 15) // 16 * 16
+        lo, hi = min(g.n, part * step), min(g.n, (part + 1) * step)
+        if part == nparts - 1:
+            hi = g.n
+        blas_gemm(g.ta, g.tb, g.m, hi - lo, g.k, a, g.lda,
+                  b + (<int64_t>lo * g.ldb if g.tb else lo), g.ldb, <real_t>g.beta,
+                  c + lo, g.ldc)
+    else:                       # rows of C: columns of a when transposed, else rows
+        lo = <int>(<int64_t>g.m * part // nparts)
+        hi = <int>(<int64_t>g.m * (part + 1) // nparts)
+        blas_gemm(g.ta, g.tb, hi - lo, g.n, g.k, a + (lo if g.ta else <int64_t>lo * g.lda),
+                  g.lda, b, g.ldb, <real_t>g.beta, c + <int64_t>lo * g.ldc, g.ldc)
+
+
+cdef void blas_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef BlasGemm* g = <BlasGemm*>arg
+    if g.dtype == DT_FLOAT32:
+        blas_part_typed(g, part, nparts, <float*>g.a, <float*>g.b, <float*>g.c)
+    else:
+        blas_part_typed(g, part, nparts, <double*>g.a, <double*>g.b, <double*>g.c)
+
+
+cdef void blas_shared(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b,
+                      int ldb, real_t beta, real_t* c, int ldc, bint by_cols) noexcept nogil:
+    """blas_gemm, shared with an idle worker in two parts (by rows of C, or by columns
+    when `by_cols`: a step's product has only N rows) from 2M multiply-adds."""
+    cdef BlasGemm g
+    cdef int64_t macs = <int64_t>m * n * k
+    if macs < (1 << 21) or (n if by_cols else m) < 64 or k <= 0:
+        blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+        return
+    g.m, g.n, g.k, g.lda, g.ldb, g.ldc = m, n, k, lda, ldb, ldc
+    g.ta, g.tb, g.by_cols, g.beta = ta, tb, by_cols, beta
+    g.dtype = DT_FLOAT32 if real_t is float else DT_FLOAT64
+    g.a, g.b, g.c = a, b, c
+    run_parts(blas_part, &g, 2)
+
+
 cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t* b, int ldb,
                real_t beta, real_t* c, int ldc) noexcept nogil:
-    """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 packs op(b) and runs the SIMD
-    kernel, else BLAS."""
+    """c := op(a)·op(b) + beta·c (beta 0 or 1): float32 on AVX-512 packs op(b) and runs
+    the SIMD kernel, else BLAS (see packed_kernel)."""
     cdef real_t* packed
     cdef real_t* at = NULL
     cdef int done = 0
     if real_t is float:
-        if k > 0 and (beta == 0 or beta == 1):
+        if k > 0 and (beta == 0 or beta == 1) and packed_kernel():
             packed = pack_weight(b, ldb, tb, k, n)
             if packed != NULL and ta:
                 # a transposed A read in place strides a whole row per k: 2x slower than
@@ -205,17 +289,24 @@ cdef void gemm(bint ta, bint tb, int m, int n, int k, real_t* a, int lda, real_t
             free(packed)
             free(at)
     if not done:
-        blas_gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+        blas_shared(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, False)
 
 
 cdef void step_gemm_part(void* arg, int part, int nparts) noexcept nogil:
+    """Columns of a step's product: whole 32-column panels (AVX-512) or 16-column halves
+    of them (AVX2, mxcy_rnn_gemm_avx2)."""
     cdef PackedGemm* g = <PackedGemm*>arg
-    cdef int panels = (g.n + MXCY_NR - 1) // MXCY_NR
-    cdef int p0 = panels * part // nparts, p1 = panels * (part + 1) // nparts
-    cdef int c0 = p0 * MXCY_NR
-    if p1 > p0:
-        mxcy_gemm_packed(g.m, min(g.n, p1 * MXCY_NR) - c0, g.k, g.a, g.lda, 1,
+    cdef int width = MXCY_NR if mxcy_gemm_isa() == 2 else 16
+    cdef int units = (g.n + width - 1) // width
+    cdef int p0 = units * part // nparts, p1 = units * (part + 1) // nparts
+    cdef int c0 = p0 * width, c1 = min(g.n, p1 * width)
+    if p1 <= p0:
+        return
+    if width == MXCY_NR:
+        mxcy_gemm_packed(g.m, c1 - c0, g.k, g.a, g.lda, 1,
                          g.packed + <int64_t>p0 * MXCY_NR * g.k, g.c + c0, g.ldc, g.accumulate)
+    else:
+        mxcy_rnn_gemm_avx2(g.m, c0, c1, g.k, g.a, g.lda, g.packed, g.c, g.ldc, g.accumulate)
 
 
 cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bint tb,
@@ -224,12 +315,12 @@ cdef void step_gemm(int m, int n, int k, real_t* a, int lda, real_t* packed, bin
     when there is one (the per-step GEMM of the recurrence), else through BLAS."""
     cdef PackedGemm g
     if real_t is float:
-        if packed != NULL and mxcy_gemm_isa() != 0:
+        if packed != NULL and mxcy_gemm_isa() != 0 and k > 0:
             g.m, g.n, g.k, g.lda, g.ldc, g.accumulate = m, n, k, lda, ldc, beta != 0
             g.a, g.packed, g.c = a, packed, c
             run_parts(step_gemm_part, &g, shared_parts(n // MXCY_NR, <int64_t>m * n * k))
             return
-    blas_gemm(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+    blas_shared(False, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, True)
 
 
 

@@ -1,4 +1,5 @@
-/* Vectorisable float32 sigmoid and tanh for the fused RNN kernels (mxcy/_rnn.pyx).
+/* Vectorisable float32 sigmoid and tanh for the fused RNN kernels (mxcy/_rnn.pyx), and
+ * (at the end) the AVX2 kernel of the recurrence's step product.
  *
  * libm's expf/tanhf are scalar calls (~20 ns each); an LSTM step needs five per hidden
  * unit, so they would cost more than the GEMMs. These are the Cephes polynomials written
@@ -125,5 +126,116 @@ MXCY_CLONES static void mxcy_gru_row_f32(float* __restrict gx, const float* __re
         h[j] = nn + z * (h_prev[j] - nn);
     }
 }
+
+/* ---- the recurrence's step product on AVX2 ---------------------------------------------
+ * C (m × [c0, c1)) := / += A (m × k, row stride lda) · B, with B packed once per sequence in
+ * 16-column panels (k × 16, contiguous, zero-padded) by mxcy_rnn_pack16. BLAS re-packs the
+ * weight (1 MB at 2×256) in every step's call, which took a third of the GEMM time;
+ * _gemm_packed.h's AVX2 blocks (3 rows × 32 columns) stream a 32 KB panel from L2. Here:
+ * 6 (or 4) rows × 16 columns of accumulators, k in chunks of 256, so the 16 KB of panel a
+ * chunk reads stays in L1 while every row block passes over it. c0 is a multiple of 16;
+ * the padding columns past n may be loaded. */
+#define MXCY_RNN_NR 16
+
+static inline int64_t mxcy_rnn_pack16_len(int k, int n) {
+    return (int64_t)((n + MXCY_RNN_NR - 1) / MXCY_RNN_NR) * MXCY_RNN_NR * k;
+}
+
+/* packed := B (k × n) in 16-column panels; element (kk, j) of B is b[kk·ldb + j], or
+ * b[j·ldb + kk] when `trans` (B given as its transpose, n × k). */
+static void mxcy_rnn_pack16(const float* b, int ldb, int trans, int k, int n, float* packed) {
+    for (int j0 = 0; j0 < n; j0 += MXCY_RNN_NR) {
+        float* dst = packed + (int64_t)j0 * k;
+        int nj = n - j0 < MXCY_RNN_NR ? n - j0 : MXCY_RNN_NR;
+        for (int64_t kk = 0; kk < k; kk++) {
+            float* row = dst + kk * MXCY_RNN_NR;
+            for (int j = 0; j < nj; j++)
+                row[j] = trans ? b[(int64_t)(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j];
+            for (int j = nj; j < MXCY_RNN_NR; j++)
+                row[j] = 0.0f;
+        }
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define MXCY_RNN_KC 256
+
+/* The accumulators are named variables, not arrays: an array indexed by the store loop's
+ * `i` made GCC write every accumulator back to the stack in each k iteration (twelve
+ * stores per twelve FMAs: half speed). */
+#define MXCY_RNN_DECL(i) __m256 lo##i = _mm256_setzero_ps(), hi##i = _mm256_setzero_ps(); \
+    const float* a##i = a + (int64_t)((i) < mr ? (i) : mr - 1) * lda;
+#define MXCY_RNN_FMA(i) { __m256 x = _mm256_broadcast_ss(a##i + kk);                      \
+    lo##i = _mm256_fmadd_ps(x, b0, lo##i); hi##i = _mm256_fmadd_ps(x, b1, hi##i); }
+#define MXCY_RNN_SAVE(i) _mm256_storeu_ps(tmp + 16 * (i), lo##i);                          \
+    _mm256_storeu_ps(tmp + 16 * (i) + 8, hi##i);
+#define MXCY_RNN_R4(X) X(0) X(1) X(2) X(3)
+#define MXCY_RNN_R6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+/* C[0:mr, 0:nj] (+)= A[0:mr, 0:kc] · bp (kc × 16); rows past mr repeat the last one. */
+#define MXCY_RNN_BLOCK(name, ROWS)                                                         \
+__attribute__((target("avx2,fma")))                                                        \
+static void name(int mr, int nj, int kc, const float* a, int lda, const float* bp,         \
+                 float* c, int ldc, int accumulate) {                                      \
+    float tmp[6 * 16];                                                                     \
+    ROWS(MXCY_RNN_DECL)                                                                    \
+    for (int64_t kk = 0; kk < kc; kk++) {                                                  \
+        __m256 b0 = _mm256_loadu_ps(bp + kk * 16), b1 = _mm256_loadu_ps(bp + kk * 16 + 8); \
+        ROWS(MXCY_RNN_FMA)                                                                 \
+    }                                                                                      \
+    ROWS(MXCY_RNN_SAVE)                                                                    \
+    for (int i = 0; i < mr; i++) {                                                         \
+        float* ci = c + (int64_t)i * ldc;                                                  \
+        const float* ti = tmp + 16 * i;                                                    \
+        if (nj == 16) {                                                                    \
+            __m256 v0 = _mm256_loadu_ps(ti), v1 = _mm256_loadu_ps(ti + 8);                 \
+            if (accumulate) {                                                              \
+                v0 = _mm256_add_ps(v0, _mm256_loadu_ps(ci));                               \
+                v1 = _mm256_add_ps(v1, _mm256_loadu_ps(ci + 8));                           \
+            }                                                                              \
+            _mm256_storeu_ps(ci, v0);                                                      \
+            _mm256_storeu_ps(ci + 8, v1);                                                  \
+        } else {                                                                           \
+            for (int j = 0; j < nj; j++)                                                   \
+                ci[j] = accumulate ? ci[j] + ti[j] : ti[j];                                \
+        }                                                                                  \
+    }                                                                                      \
+}
+
+MXCY_RNN_BLOCK(mxcy_rnn_block6, MXCY_RNN_R6)
+/* 4 rows: the tail of m (32 rows = 4 blocks of 6 + 2 of 4, none wasted) */
+MXCY_RNN_BLOCK(mxcy_rnn_block4, MXCY_RNN_R4)
+
+static void mxcy_rnn_gemm_avx2(int m, int c0, int c1, int k, const float* a, int lda,
+                               const float* packed, float* c, int ldc, int accumulate) {
+    for (int j0 = c0; j0 < c1; j0 += 16) {
+        const float* panel = packed + (int64_t)j0 * k;
+        int nj = c1 - j0 < 16 ? c1 - j0 : 16;
+        for (int k0 = 0; k0 < k; k0 += MXCY_RNN_KC) {
+            int kc = k - k0 < MXCY_RNN_KC ? k - k0 : MXCY_RNN_KC;
+            int acc = accumulate || k0 > 0;
+            int i0 = 0;
+            while (i0 < m) {
+                int left = m - i0, rows = (left <= 4 || left == 8) ? 4 : 6;
+                int mr = left < rows ? left : rows;
+                const float* ai = a + (int64_t)i0 * lda + k0;
+                float* ci = c + (int64_t)i0 * ldc + j0;
+                if (rows == 6)
+                    mxcy_rnn_block6(mr, nj, kc, ai, lda, panel + (int64_t)k0 * 16, ci, ldc, acc);
+                else
+                    mxcy_rnn_block4(mr, nj, kc, ai, lda, panel + (int64_t)k0 * 16, ci, ldc, acc);
+                i0 += mr;
+            }
+        }
+    }
+}
+#else
+static void mxcy_rnn_gemm_avx2(int m, int c0, int c1, int k, const float* a, int lda,
+                               const float* packed, float* c, int ldc, int accumulate) {
+    (void)m; (void)c0; (void)c1; (void)k; (void)a; (void)lda; (void)packed; (void)c;
+    (void)ldc; (void)accumulate;        /* never called: pack_weight packs only on x86 */
+}
+#endif
 
 #endif

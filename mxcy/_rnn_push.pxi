@@ -192,6 +192,24 @@ def gemm_np(a, b, bint trans_a=False, bint trans_b=False):
     return c
 
 
+def step_gemm_np(a, b, bint trans_b=False, c=None):
+    """a·op(b) (+ c when given) through the step product: op(b) packed once, then the
+    SIMD kernel for this CPU (float64 or no SIMD: BLAS)."""
+    cdef float* packed
+    m, k = a.shape
+    n = b.shape[0] if trans_b else b.shape[1]
+    out = np.empty((m, n), dtype=a.dtype) if c is None else c.copy()
+    if a.dtype == np.float32:
+        packed = pack_weight[float](<float*>_ptr(b), b.shape[1], trans_b, k, n)
+        step_gemm[float](m, n, k, <float*>_ptr(a), k, packed, trans_b, <float*>_ptr(b),
+                         b.shape[1], 0 if c is None else 1, <float*>_ptr(out), n)
+        free(packed)
+    else:
+        step_gemm[double](m, n, k, <double*>_ptr(a), k, NULL, trans_b, <double*>_ptr(b),
+                          b.shape[1], 0 if c is None else 1, <double*>_ptr(out), n)
+    return out
+
+
 def gemm_isa():
     """The SIMD GEMM kernel in use: 'avx512', 'avx2' or None (BLAS)."""
     return {2: 'avx512', 1: 'avx2'}.get(mxcy_gemm_isa())

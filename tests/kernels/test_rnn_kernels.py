@@ -143,3 +143,46 @@ def test_gemm(dtype, m, k, n, trans_a, trans_b):
 
 def test_gemm_isa_reported():
     assert _rnn.gemm_isa() in ('avx512', 'avx2', None)
+
+
+# ---------------------------------------------------------------- the step product
+@pytest.mark.parametrize('dtype', [np.float32, np.float64])
+@pytest.mark.parametrize('m,k,n', [(1, 1, 1), (1, 67, 268), (32, 256, 1024), (32, 1024, 256),
+                                   (7, 5, 33), (33, 257, 70), (9, 300, 17), (8, 16, 16),
+                                   (14, 600, 40)])
+@pytest.mark.parametrize('trans_b', [False, True])
+def test_step_gemm(dtype, m, k, n, trans_b):
+    # row blocks of 6 and 4 with ragged tails, 16-column panels with a partial last one,
+    # k past one 256-long chunk; `c` given: the product is added to it
+    rng = np.random.default_rng(m * 7 + k * 3 + n)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(dtype)
+    c = rng.standard_normal((m, n)).astype(dtype)
+    want = a.astype(np.float64) @ (b.T if trans_b else b).astype(np.float64)
+    tol = 1e-4 * np.sqrt(k) if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(_rnn.step_gemm_np(a, b, trans_b), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(_rnn.step_gemm_np(a, b, trans_b, c), want + c, rtol=tol,
+                               atol=tol)
+
+
+@pytest.mark.parametrize('mode', MODES)
+@pytest.mark.parametrize('n,h,layers,bidirectional', [(32, 256, 2, False), (1, 67, 2, True),
+                                                      (5, 33, 1, True)])
+def test_float32_at_the_char_lstm_sizes(mode, n, h, layers, bidirectional):
+    # the bench's shapes (batch 32, hidden 256: products shared in parts with the engine's
+    # workers, the step kernel's full blocks), batch 1 and odd hidden sizes, against the
+    # float64 reference: outputs, states and every gradient
+    arrays, _ = make_case(mode, layers, bidirectional, False, t=3, n=n, i=40, h=h, seed=6,
+                          scale=0.1)
+    heads = make_heads(mode, arrays, layers, bidirectional, seed=7)
+    ref_out, ref_grads = run(_reference, mode, arrays, layers, bidirectional, None, heads)
+    as32 = [None if a is None else a.astype(np.float32) for a in arrays]
+    h32 = [None if a is None else a.astype(np.float32) for a in heads]
+    out, grads = run(_rnn, mode, as32, layers, bidirectional, None, h32)
+    for name, got, want in zip(['y', 'hy', 'cy', 'dx', 'dw', 'dhx', 'dcx'], out + grads,
+                               ref_out + ref_grads):
+        if want is None:
+            assert got is None
+            continue
+        scale = max(1.0, np.abs(want).max())
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4 * scale, err_msg=name)

@@ -135,6 +135,35 @@ def test_forward_float32():
     np.testing.assert_allclose(out.asnumpy(), ref[0], rtol=1e-4, atol=1e-5)
 
 
+def _run_op(ins, dtype, mode, layers, bidirectional, heads):
+    args = [mx.nd.array(a, dtype=dtype) for a in ins]
+    for a in args:
+        a.attach_grad()
+    with mx.autograd.record():
+        res = mx.nd.RNN(*args, state_size=ins[2].shape[2], num_layers=layers, mode=mode,
+                        bidirectional=bidirectional, state_outputs=True)
+    mx.autograd.backward(list(res), [mx.nd.array(h, dtype=dtype) for h in heads])
+    return [r.asnumpy() for r in res] + [a.grad.asnumpy() for a in args]
+
+
+@pytest.mark.parametrize('mode', MODES)
+@pytest.mark.parametrize('layers,bidirectional', [(2, False), (1, True)])
+def test_float32_matches_float64_at_the_char_lstm_size(mode, layers, bidirectional):
+    # batch 32, hidden 256 through the engine: the float32 kernels (the SIMD step product,
+    # products shared with the workers) against float64 (BLAS; finite differences below)
+    ins = _inputs(mode, layers, bidirectional, t=3, n=32, i=48, h=256, seed=3)
+    ins[1] *= 0.1
+    rng = np.random.default_rng(4)
+    d = 2 if bidirectional else 1
+    heads = [rng.standard_normal((3, 32, d * 256))] + \
+        [rng.standard_normal(ins[2].shape) for _ in range(2 if mode == 'lstm' else 1)]
+    want = _run_op(ins, np.float64, mode, layers, bidirectional, heads)
+    got = _run_op(ins, np.float32, mode, layers, bidirectional, heads)
+    for g, w in zip(got, want):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-4 * max(1.0, np.abs(w).max()))
+
+
 @pytest.mark.parametrize('mode', MODES)
 @pytest.mark.parametrize('layers,bidirectional,state_outputs',
                          [(1, False, False), (2, True, True)])
