@@ -55,20 +55,11 @@ def install(cls, np):
     def squeeze(self, axis=None):
         return np['squeeze'](self, axis)
 
-    def expand_dims(self, axis):
-        return np['expand_dims'](self, axis)
-
     def clip(self, min=None, max=None, out=None):  # noqa: A002
         return np['clip'](self, min, max, out)
 
     def repeat(self, repeats, axis=None):
         return np['repeat'](self, repeats, axis)
-
-    def tile(self, reps):
-        return np['tile'](self, reps)
-
-    def flip(self, axis=None):
-        return np['flip'](self, axis)
 
     def dot(self, b, out=None):
         return np['dot'](self, b, out)
@@ -91,21 +82,42 @@ def install(cls, np):
     def broadcast_to(self, shape):
         return np['broadcast_to'](self, shape)
 
+    def broadcast_like(self, other):
+        return np['broadcast_to'](self, other.shape)
+
+    def diag(self, k=0, **kwargs):
+        return np['diag'](self, k)
+
+    def slice_assign(self, rhs, begin, end, step):
+        self[_slices(begin, end, step)] = rhs
+        return self
+
+    def slice_assign_scalar(self, value, begin, end, step):
+        self[_slices(begin, end, step)] = value
+        return self
+
+    def to_dlpack_for_read(self):
+        from mxcy.ndarray import to_dlpack_for_read
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        from mxcy.ndarray import to_dlpack_for_write
+        return to_dlpack_for_write(self)
+
+    def tostype(self, stype):
+        if stype != 'default':
+            raise ValueError(f"tostype: stype={stype!r} is not supported by mx.np arrays "
+                             f"(only 'default')")
+        return self.copy()
+
     for fn in (sum, mean, prod, max, min, std, var, argmax, argmin, cumsum, all, any,
-               transpose, swapaxes, flatten, squeeze, expand_dims, clip, repeat, tile, flip,
-               dot, round, take, sort, argsort, nonzero, broadcast_to):
+               transpose, swapaxes, flatten, squeeze, clip, repeat, dot, round, take, sort,
+               argsort, nonzero, broadcast_to, broadcast_like, diag, slice_assign,
+               slice_assign_scalar, tostype, to_dlpack_for_read, to_dlpack_for_write):
         fn.__qualname__ = f'ndarray.{fn.__name__}'
         setattr(cls, fn.__name__, fn)
-    for name in ('abs', 'exp', 'log', 'log2', 'log10', 'log1p', 'expm1', 'sqrt', 'cbrt',
-                 'square', 'sin', 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh',
-                 'tanh', 'arcsinh', 'arccosh', 'arctanh', 'sign', 'floor', 'ceil', 'trunc',
-                 'fix', 'rint', 'reciprocal', 'degrees', 'radians'):
-        setattr(cls, name, _unary_method(np[name]))
 
 
-def _unary_method(fn):
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    method.__name__ = fn.__name__
-    method.__qualname__ = f'ndarray.{fn.__name__}'
-    return method
+def _slices(begin, end, step):
+    step = step or (None,) * len(begin)
+    return tuple(slice(b, e, s) for b, e, s in zip(begin, end, step))
