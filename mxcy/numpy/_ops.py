@@ -14,7 +14,8 @@ from mxcy.numpy.multiarray import _cast, as_array, ndarray, result_dtype
 
 _F32 = _onp.dtype(_onp.float32)
 
-# unary functions that turn an integer (or bool) input into float32, as MXNet's np does
+# unary functions; MXNet 1.9.1's np keeps an integer input's dtype (exp(int32) is int32),
+# only bool inputs become float32
 _FLOAT_UNARY = ('exp', 'log', 'log2', 'log10', 'log1p', 'expm1', 'sqrt', 'cbrt', 'sin',
                 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh',
                 'arcsinh', 'arccosh', 'arctanh', 'reciprocal', 'degrees', 'radians')
@@ -56,7 +57,7 @@ def _unary(name, nd_name, to_float):
         if not isinstance(x, NDArray) and isinstance(x, (numbers.Number, _onp.generic)):
             return getattr(_onp, name)(x)
         x = _arr(x, name)
-        if to_float and x.dtype.kind != 'f':
+        if x.dtype == _onp.bool_:
             x = _cast(x, _F32)
         return _to_out(fn_nd(x), out, name)
     fn.__name__ = fn.__qualname__ = name

@@ -328,6 +328,17 @@ class ndarray(NDArray):
     def __reduce__(self):
         return (_from_pickle, (self.asnumpy(),))
 
+    # ------------------------------------------------------------ NumPy's protocols
+    def __array_function__(self, func, types, args, kwargs):
+        """``numpy.f(mx_array)``: mx.np.f when mx.np has it, else NumPy on the values
+        (arrays come back as mx.np arrays, scalars as NumPy scalars), as MXNet 1.9.1."""
+        from mxcy.numpy._interop import array_function
+        return array_function(func, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from mxcy.numpy._interop import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     # ------------------------------------------------------------ conversions
     def as_nd_ndarray(self):
         return self._as_class(NDArray)
