@@ -98,9 +98,7 @@ def wrap_numpy(value, ctx=None):
         return tuple(wrap_numpy(v, ctx) for v in value)
     if isinstance(value, list):
         return [wrap_numpy(v, ctx) for v in value]
-    if isinstance(value, _onp.generic) and value.dtype in DTYPE_CODES:
-        return as_array(value, ctx)
-    return value
+    return value            # NumPy scalars stay scalars, as MXNet's fallbacks return them
 
 
 def _supported(dt):
@@ -157,15 +155,15 @@ _CAST = []
 def _cast(x, dtype):
     """x as `dtype` through the registry's Cast (recorded by autograd)."""
     if not _CAST:
-        from mxcy.ndarray import _gen
-        _CAST.append(_gen.function('Cast'))
+        from mxcy.numpy._ops import _op
+        _CAST.append(_op('Cast'))
     return _CAST[0](x, dtype=_onp.dtype(dtype).name)
 
 
 def _promote(x, y, name):
     """(x, y) converted to one dtype for a differentiable binary op."""
     if isinstance(y, NDArray):
-        if dtype_of(y) == dtype_of(x):
+        if dtype_of(y) == dtype_of(x) and not (name == 'divide' and dtype_of(x) > 2):
             return x, y
         dt = result_dtype(x.dtype, y.dtype)
         if name == 'divide' and dt.kind not in 'f':
