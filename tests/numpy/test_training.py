@@ -17,7 +17,7 @@ def test_linear_regression_from_scratch_converges():
     for p in (w, b):
         p.attach_grad()
     order = onp.random.RandomState(0).permutation(200)
-    for _ in range(5):
+    for _ in range(15):
         for i in range(0, 200, 10):
             idx = np.array(order[i:i + 10], dtype='int64')
             with autograd.record():
