@@ -15,7 +15,8 @@ It writes, under ``tests/compat/golden_np/``:
 - ``cases.json``: per case the function (``np.sum``, ``np.linalg.norm`` ...), how each
   argument is built (an array input, a list of array inputs, or a JSON literal), the
   keywords, each output's dtype and shape, whether there are gradients, and MXNet's error
-  message for calls MXNet refuses (mxcy must refuse them too).
+  message for calls MXNet refuses (mxcy must refuse them too);
+- ``reprs.json``: ``repr()`` of a few arrays (expression -> MXNet's text).
 
 Sampling functions are recorded by output shape and dtype only (their streams differ).
 Inputs come from a ``RandomState`` seeded by the case index; a rerun gives the same bytes.
@@ -308,6 +309,16 @@ case('random.randn', 2, _sample=True)
 case('random.multinomial', 4, [0.5, 0.5], size=2, _sample=True)
 CASES = [c for c in CASES if c is not None]
 
+# repr(mx.np.array(...)) as MXNet prints it: (expression over mx.np as `np`) -> text
+REPRS = ('np.array([1, 2, 3])', 'np.array(3.5)', 'np.array([[1.5, 2], [3, 4]])',
+         "np.array([1, 2], dtype='int32')", "np.array([1, 2], dtype='int64')",
+         "np.array([1, 2], dtype='float64')", "np.array([1, 2], dtype='float16')",
+         "np.array([1, 2], dtype='uint8')", "np.array([1, 2], dtype='int8')",
+         "np.array([True, False], dtype=bool)", 'np.ones((2, 3, 4))', 'np.arange(100)',
+         'np.zeros((2, 0))', 'np.array(onp.array([1e-8, 1e8]))', 'np.eye(3) * 1e-5',
+         "np.full((3,), -0.5, dtype='float64')", 'np.arange(2000).reshape(2, 1000)',
+         'np.array([[True, False]], dtype=bool)', "np.array(7, dtype='int32')")
+
 
 def make(spec, rng):
     kind, shape = spec
@@ -449,6 +460,10 @@ def main():
     write_npz(os.path.join(OUT, 'values.npz'), arrays)
     with open(os.path.join(OUT, 'cases.json'), 'w') as f:
         json.dump(entries, f, indent=0, sort_keys=True)
+        f.write('\n')
+    reprs = {e: repr(eval(e, {'np': mx.np, 'onp': onp})) for e in REPRS}  # noqa: S307
+    with open(os.path.join(OUT, 'reprs.json'), 'w') as f:
+        json.dump(reprs, f, indent=0, sort_keys=True)
         f.write('\n')
     errors = sum('error' in e for e in entries)
     print(f'{len(entries)} cases, {errors} refused by MXNet')
