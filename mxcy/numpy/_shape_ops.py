@@ -350,3 +350,53 @@ def tensordot(a, b, axes=2):
     bt = transpose(b, axb + free_b) if b.ndim > 1 else b
     res = _op('dot')(at.reshape(-1, k), bt.reshape(k, -1))
     return res.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
+
+
+# ---------------------------------------------------------------- gathers and diagonals
+def take(a, indices, axis=None, mode='raise', out=None):
+    """Elements of `a` at `indices` along `axis` (flattened when None), recorded by
+    autograd. mode 'raise' checks the indices first (they are read: a wait)."""
+    a = _arr(a, 'take', 'a')
+    if mode not in ('raise', 'wrap', 'clip'):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    idx = indices if isinstance(indices, NDArray) else as_array(
+        _onp.asarray(indices), a.context, _onp.int64)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    ax = _axes(axis, a.ndim, 'take')[0]
+    if mode == 'raise':
+        n = a.shape[ax]
+        values = idx.asnumpy()
+        if values.size and (values.min() < -n or values.max() >= n):
+            bad = int(values.max() if values.max() >= n else values.min())
+            raise IndexError(f"take: index {bad} is out of bounds for axis {ax} with size "
+                             f"{n}")
+        if values.size and values.min() < 0:
+            idx = as_array(_onp.where(values < 0, values + n, values), a.context, idx.dtype)
+    res = _op('take')(a, idx, axis=ax, mode='clip' if mode == 'raise' else mode)
+    return _to_out(res, out, 'take')
+
+
+def diag(array, k=0):
+    """The k-th diagonal of a 2-D array, or a 2-D array with a 1-D one on it (autograd)."""
+    a = _arr(array, 'diag', 'array')
+    if a.ndim not in (1, 2):
+        raise ValueError(f"diag: input must be 1- or 2-d, got {a.ndim} dimensions")
+    return _op('diag')(a, k=int(k))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, out=None):
+    """Sum along a diagonal (axes 0, 1 of a 2-D array through the registry)."""
+    a = _arr(a, 'trace', 'a')
+    ax1, ax2 = _axes(axis1, a.ndim, 'trace')[0], _axes(axis2, a.ndim, 'trace')[0]
+    d = _op('diag')(a, k=int(offset), axis1=ax1, axis2=ax2)
+    return _to_out(_op('sum')(d, axis=-1).reshape(d.shape[:-1]), out, 'trace')
+
+
+def tril(m, k=0):
+    """The lower triangle of (the last two axes of) `m`, zeros above (autograd: a mask)."""
+    m = _arr(m, 'tril', 'm')
+    if m.ndim < 2:
+        raise ValueError(f"tril: input must have at least 2 dimensions, got {m.ndim}")
+    mask = as_array(_onp.tril(_onp.ones(m.shape[-2:]), k), m.context, m.dtype)
+    return m * mask
