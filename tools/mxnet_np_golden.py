@@ -199,7 +199,11 @@ case('tensordot', U, ('U', (3, 2)), 1)
 case('inner', U, ('U', (4, 3)))
 case('outer', V, ('U', (3,)))
 case('vdot', V, V)
-case('einsum', 'ij,kj->ik', U, U)
+case('einsum', 'ij,kj->ik', U, U, grad=True)
+case('einsum', 'ij->j', U, grad=True)
+case('einsum', 'i,i', V, V, grad=True)
+case('einsum', 'bij,bjk->bik', ('U', (2, 2, 3)), ('U', (2, 3, 2)), grad=True)
+case('einsum', 'ii->i', M)
 case('kron', U, U) if hasattr(mx.np, 'kron') else None
 case('cross', ('U', (3,)), ('U', (3,))) if hasattr(mx.np, 'cross') else None
 # sorting, searching, sets, counting

@@ -27,7 +27,7 @@ from mxcy.numpy._shape_ops import (reshape, ravel, transpose, swapaxes, moveaxis
                                    vstack, row_stack, hstack, dstack, column_stack, split,
                                    array_split, hsplit, vsplit, dsplit, where, clip, dot,
                                    vdot, inner, outer, matmul, tensordot, take, diag, trace,
-                                   tril)
+                                   tril, einsum)
 from mxcy.numpy import _fallback
 from mxcy.numpy._signatures import NP as _NP_SIGNATURES, FALLBACK as _FALLBACK
 from mxcy.numpy import random

@@ -400,3 +400,42 @@ def tril(m, k=0):
         raise ValueError(f"tril: input must have at least 2 dimensions, got {m.ndim}")
     mask = as_array(_onp.tril(_onp.ones(m.shape[-2:]), k), m.context, m.dtype)
     return m * mask
+
+
+def einsum(*operands, **kwargs):
+    """Einstein summation through the registry (broadcast products and sums, recorded by
+    autograd); subscripts with '...' or a letter repeated within one operand (diagonals)
+    are computed by NumPy (`_fallback`)."""
+    out = kwargs.pop('out', None)
+    kwargs.pop('optimize', None)
+    if not operands or not isinstance(operands[0], str):
+        raise TypeError("einsum: the first argument must be the subscripts string")
+    spec, arrays = operands[0].replace(' ', ''), operands[1:]
+    inputs, _, output = spec.partition('->')
+    terms = inputs.split(',')
+    if kwargs or '...' in spec or len(terms) != len(arrays) or \
+            any(len(set(t)) != len(t) for t in terms):
+        from mxcy.numpy._fallback import numpy_function
+        res = numpy_function('einsum', _onp.einsum, '*operands **kwargs')(*operands,
+                                                                          **kwargs)
+        return _to_out(res, out, 'einsum')
+    if '->' not in spec:
+        counts = {c: inputs.count(c) for c in inputs if c != ','}
+        output = ''.join(sorted(c for c, n in counts.items() if n == 1))
+    order = list(output) + sorted({c for t in terms for c in t} - set(output))
+    prod = None
+    for term, a in zip(terms, arrays):
+        a = _arr(a, 'einsum', 'operands')
+        if a.ndim != len(term):
+            raise ValueError(f"einsum: operand has {a.ndim} dimensions, subscripts "
+                             f"'{term}' name {len(term)}")
+        present = [c for c in order if c in term]
+        if len(term) > 1:
+            a = transpose(a, [term.index(c) for c in present])
+        sizes = dict(zip(present, a.shape))
+        a = a.reshape(tuple(sizes.get(c, 1) for c in order))
+        prod = a if prod is None else prod * a
+    summed = tuple(range(len(output), len(order)))
+    res = _op('sum')(prod, axis=summed).reshape(prod.shape[:len(output)]) if summed \
+        else prod
+    return _to_out(res, out, 'einsum')
