@@ -46,5 +46,7 @@ from mxcy import rnn
 from mxcy import gluon
 from mxcy import util
 from mxcy import contrib
+from mxcy import numpy
+from mxcy import numpy as np
 
 __version__ = '0.1.0'

@@ -25,8 +25,8 @@ there and ``__init__.py`` is unchanged; anything else in the directory stays.
 ``mxnet.__version__`` is ``mxcy.__version__`` (``'0.1.0'`` today), not MXNet's ``'1.9.1'``: the
 alias does not claim to be a release of MXNet. A script that compares versions
 (``if mx.__version__ >= '1.6'``) sees an old version and takes its old-MXNet branch.
-MXNet's NumPy interface is not in mxcy yet: ``from mxnet import np`` (or ``npx``) raises an
-ImportError saying that ``mx.np`` is not available in mxcy yet.
+``from mxnet import np`` (``import mxnet.numpy``) gives ``mxcy.numpy``; a part of MXNet's
+NumPy interface that mxcy does not have yet (``npx``) raises an ImportError saying so.
 """
 import hashlib
 import importlib.machinery
