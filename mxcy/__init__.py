@@ -46,5 +46,7 @@ from mxcy import rnn
 from mxcy import gluon
 from mxcy import util
 from mxcy import contrib
+from mxcy import numpy_extension
+from mxcy import numpy_extension as npx
 
 __version__ = '0.1.0'
