@@ -46,6 +46,9 @@ NAMESPACES = {
     'nd.contrib': (mx.nd.contrib, ('mxnet.ndarray.contrib',)),
     'test_utils': (mx.test_utils, ('mxnet.test_utils',)),
     'operator': (mx.operator, ('mxnet.operator',)),
+    'npx': (mx.npx, ('mxnet.numpy_extension', 'mxnet.numpy_extension.utils', 'mxnet.util',
+                     'mxnet.context', 'mxnet.base', 'mxnet.ndarray.ndarray')),
+    'npx.random': (mx.npx.random, ('mxnet.numpy_extension.random',)),
 }
 # the training-loop namespaces (Module, optimizers, io, ...) and Gluon: a namespace owns
 # what its package and the package's private submodules define

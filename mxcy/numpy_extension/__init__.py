@@ -20,7 +20,26 @@ del _name, _op_name
 __all__ = ['Context', 'cpu', 'cpu_pinned', 'gpu', 'current_context', 'num_gpus', 'waitall',
            'set_np', 'reset_np', 'is_np_array', 'is_np_shape', 'reshape', 'nonzero',
            'constraint_check', 'save', 'load', 'random', 'gpu_memory_info',
-           'get_cuda_compute_capability'] + list(_op.OPS)
+           'get_cuda_compute_capability', 'classproperty', 'with_metaclass'] + list(_op.OPS)
+
+
+class classproperty:
+    """A read-only property of the class: ``func(cls)`` (MXNet's base.classproperty)."""
+
+    def __init__(self, func):
+        self.fget = func
+
+    def __get__(self, obj, owner):
+        return self.fget(owner)
+
+
+def with_metaclass(meta, *bases):
+    """A base class whose subclasses are made by `meta` with `bases` (``class
+    C(with_metaclass(Meta, Base))``), as MXNet's base.with_metaclass (six's)."""
+    class _Temporary(meta):
+        def __new__(cls, name, this_bases, namespace):
+            return meta(name, bases, namespace)
+    return type.__new__(_Temporary, 'temporary_class', (), {})
 
 
 def gpu_memory_info(device_id=0):

@@ -76,3 +76,5 @@ for _name in ('quantize', 'quantize_asym', 'quantize_v2', 'requantize', 'dequant
               'quantized_elemwise_mul', 'quantized_embedding', 'quantized_flatten',
               'quantized_fully_connected', 'quantized_pooling', 'quantized_rnn'):
     EXCLUSIONS[f'nd.contrib:{_name}'] = _QUANT
+EXCLUSIONS['npx:check_call'] = ("checks the return code of MXNet's C API; mxcy has no C "
+                                "API, its errors are Python exceptions")
