@@ -46,7 +46,12 @@ from mxcy import rnn
 from mxcy import gluon
 from mxcy import util
 from mxcy import contrib
+<<<<<<< HEAD
 from mxcy import numpy_extension
 from mxcy import numpy_extension as npx
+=======
+from mxcy import numpy
+from mxcy import numpy as np
+>>>>>>> h-np
 
 __version__ = '0.1.0'

@@ -7,9 +7,11 @@ Invariants:
   chunk, so every op on a view is ordered with every op on its base;
 * arithmetic validates shapes and dtypes here, before the push, so kernels never see
   bad input; errors inside kernels come back at the next wait;
-* float16 has no C kernel: its elementwise ops run `mxcy._reference` (NumPy, the same
-  semantics as the C kernels) in a Python op, an explicit branch (`_binary_np`,
+* float16 and bool have no C kernel: their elementwise ops run `mxcy._reference` (NumPy,
+  the same semantics as the C kernels) in a Python op, an explicit branch (`_binary_np`,
   `_unary_np` in _ndarray_index.pxi), covered by tests/ndarray/test_arith.py;
+* views and results take the class of the array they come from (`mx.np.ndarray`, a
+  Python subclass, stays itself through a[i], reshape, a + b); NDArray is the fast path;
 * index keys and NumPy values are copied at the call, since the op runs later.
 
 The push helpers live in _ndarray_push.pxi, the NumPy paths and reshape rules in
@@ -41,12 +43,14 @@ from mxcy.context import Context, current_context, check_usable
 cnp.import_array()
 
 cdef int64_t SMALL_LIMIT = 1 << 14      # kernels this small may run inline when free
-cdef int NP_TYPENUM[7]
+cdef int DT_BOOL = 7                   # MXNet's kBool: no C kernel, NumPy paths only
+cdef int NP_TYPENUM[8]
 NP_TYPENUM[:] = [cnp.NPY_FLOAT32, cnp.NPY_FLOAT64, cnp.NPY_FLOAT16, cnp.NPY_UINT8,
-                 cnp.NPY_INT32, cnp.NPY_INT8, cnp.NPY_INT64]
-cdef int ITEMSIZE[7]
-ITEMSIZE[:] = [4, 8, 2, 1, 4, 1, 8]
-_NP_TYPES = [np.float32, np.float64, np.float16, np.uint8, np.int32, np.int8, np.int64]
+                 cnp.NPY_INT32, cnp.NPY_INT8, cnp.NPY_INT64, cnp.NPY_BOOL]
+cdef int ITEMSIZE[8]
+ITEMSIZE[:] = [4, 8, 2, 1, 4, 1, 8, 1]
+_NP_TYPES = [np.float32, np.float64, np.float16, np.uint8, np.int32, np.int8, np.int64,
+             np.bool_]
 _BINARY_NAMES = {OP_ADD: 'add', OP_SUB: 'subtract', OP_MUL: 'multiply', OP_DIV: 'divide',
                  OP_MOD: 'mod', OP_POW: 'power', OP_MAX: 'maximum', OP_MIN: 'minimum',
                  OP_EQ: 'equal', OP_NE: 'not_equal', OP_GT: 'greater',
@@ -202,7 +206,7 @@ cdef class NDArray:
         """Copy into another NDArray (same shape) or onto a Context (a new array)."""
         if isinstance(other, Context):
             check_usable(other, 'copyto')
-            out = _empty(self._shape, self._dtype, other)
+            out = _empty_as(self, self._shape, self._dtype, other)
         elif isinstance(other, NDArray):
             out = other
             if out is self:
@@ -225,7 +229,7 @@ cdef class NDArray:
         cdef int code = dtype_code(dtype, 'astype')
         if code == self._dtype and not copy:
             return self
-        out = _empty(self._shape, code, self._ctx)
+        out = _empty_as(self, self._shape, code, self._ctx)
         _push_numpy(_cast_into, [self], [out], 'astype')
         return out
 
@@ -251,7 +255,11 @@ cdef class NDArray:
         return self.reshape(other.shape)
 
     cdef NDArray _view(self, int64_t offset, tuple shape):
-        cdef NDArray v = NDArray.__new__(NDArray)
+        cdef NDArray v
+        if type(self) is NDArray:
+            v = NDArray.__new__(NDArray)
+        else:
+            v = NDArray.__new__(type(self))
         v._chunk = self._chunk
         v._offset = offset
         v._shape = shape
@@ -259,6 +267,31 @@ cdef class NDArray:
         v._dtype = self._dtype
         v._ctx = self._ctx
         return v
+
+    def _as_class(self, cls):
+        """The same memory (chunk, offset, shape, dtype) as an instance of `cls`, a
+        subclass of NDArray, sharing autograd's record (MXNet shares the handle)."""
+        cdef NDArray v
+        if not (isinstance(cls, type) and issubclass(cls, NDArray)):
+            raise TypeError(f"_as_class: {cls!r} is not a subclass of NDArray")
+        v = NDArray.__new__(cls)
+        v._chunk = self._chunk
+        v._offset = self._offset
+        v._shape = self._shape
+        v._size = self._size
+        v._dtype = self._dtype
+        v._ctx = self._ctx
+        v._ag = self._ag
+        return v
+
+    def as_np_ndarray(self):
+        """This array as an ``mx.np.ndarray``, without a copy (same memory)."""
+        from mxcy.numpy import ndarray
+        return self if type(self) is ndarray else self._as_class(ndarray)
+
+    def as_nd_ndarray(self):
+        """This array as an ``mx.nd.NDArray``, without a copy (same memory)."""
+        return self if type(self) is NDArray else self._as_class(NDArray)
 
     def _at(self, idx):
         cdef int64_t n
@@ -467,6 +500,21 @@ def _fn(name):
 # ---------------------------------------------------------------- construction
 cdef NDArray _empty(tuple shape, int dtype, ctx):
     cdef NDArray a = NDArray.__new__(NDArray)
+    a._shape = shape
+    a._size = _prod(shape)
+    a._dtype = dtype
+    a._ctx = ctx
+    a._offset = 0
+    a._chunk = new_chunk(a._size * ITEMSIZE[dtype])
+    return a
+
+
+cdef NDArray _empty_as(NDArray like, tuple shape, int dtype, ctx):
+    """A new array of `like`'s class (NDArray: the fast path)."""
+    cdef NDArray a
+    if type(like) is NDArray:
+        return _empty(shape, dtype, ctx)
+    a = NDArray.__new__(type(like))
     a._shape = shape
     a._size = _prod(shape)
     a._dtype = dtype

@@ -52,9 +52,9 @@ def _getitem_copy(NDArray x, key):
         shape = probe[key].shape
     except IndexError as e:
         raise IndexError(f"NDArray index {key!r} is invalid for shape {x._shape}: {e}") from None
-    if shape == ():
-        shape = (1,)        # MXNet 1.x has no 0-d arrays
-    out = _empty(shape, x._dtype, x._ctx)
+    if shape == () and type(x) is NDArray:
+        shape = (1,)        # MXNet 1.x has no 0-d arrays (mx.np has)
+    out = _empty_as(x, shape, x._dtype, x._ctx)
 
     def run(src, dst):
         dst[...] = np.asarray(src[key]).reshape(dst.shape)

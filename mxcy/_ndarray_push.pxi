@@ -26,8 +26,9 @@ cdef inline NDArray _apart(NDArray x, NDArray out, bint same_place_ok):
 cdef int _fill(NDArray out, value) except -1:
     cdef FillArgs a
     cdef EVar* w = out._chunk.cvar
-    if out._dtype == DT_FLOAT16:
-        _push_numpy(_fill_into(float(value)), [], [out], 'fill')
+    if out._dtype == DT_FLOAT16 or out._dtype == DT_BOOL:
+        _push_numpy(_fill_into(value if out._dtype == DT_BOOL else float(value)), [],
+                    [out], 'fill')
         return 0
     a.out = out._ptr()
     a.n = out._size
@@ -131,7 +132,7 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
     else:
         return NotImplemented
     if out is None:
-        o = _empty(oshape, x._dtype, x._ctx)
+        o = _empty_as(x, oshape, x._dtype, x._ctx)
     else:
         o = <NDArray?>out
         if o._shape != oshape:
@@ -141,7 +142,7 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
             raise TypeError(f"{_BINARY_NAMES[op]}: out has dtype "
                             f"{_NP_TYPES[o._dtype].__name__}, the operands "
                             f"{_NP_TYPES[x._dtype].__name__}")
-    if x._dtype == DT_FLOAT16:
+    if x._dtype == DT_FLOAT16 or x._dtype == DT_BOOL:
         _push_numpy(_binary_np(op, None if y is not None else other),
                     [x] if y is None else [x, y], [o], _BINARY_NAMES[op])
         return o
@@ -197,14 +198,14 @@ def unary(x, int op, out=None):
         raise TypeError(f"expected an NDArray, got {type(x).__name__}")
     xx = <NDArray>x
     if out is None:
-        o = _empty(xx._shape, xx._dtype, xx._ctx)
+        o = _empty_as(xx, xx._shape, xx._dtype, xx._ctx)
     else:
         o = <NDArray?>out
         if o._shape != xx._shape or o._dtype != xx._dtype:
             raise ValueError(f"unary op: out has shape {o._shape} and dtype "
                              f"{_NP_TYPES[o._dtype].__name__}, expected {xx._shape} "
                              f"{_NP_TYPES[xx._dtype].__name__}")
-    if xx._dtype == DT_FLOAT16:
+    if xx._dtype == DT_FLOAT16 or xx._dtype == DT_BOOL:
         _push_numpy(_unary_np(op), [xx], [o], 'unary')
         return o
     xx = _apart(xx, o, True)
@@ -279,9 +280,12 @@ cdef _push_numpy(fn, list inputs, list outputs, str name):
     _engine.push(run, [(<NDArray>x)._chunk for x in inputs], outputs, 0, name)
 
 
-def new_empty(shape, dtype, ctx):
-    """An uninitialised array from an already validated shape tuple and dtype code."""
-    return _empty(shape, dtype, ctx)
+def new_empty(shape, dtype, ctx, like=None):
+    """An uninitialised array from an already validated shape tuple and dtype code, of
+    the class of `like` (an array) when given."""
+    if like is None:
+        return _empty(shape, dtype, ctx)
+    return _empty_as(<NDArray?>like, shape, dtype, ctx)
 
 
 def dtype_of(NDArray x):

@@ -142,6 +142,8 @@ def attach_grad(array, grad_req='write', stype=None):
     if stype not in (None, 'default'):
         raise ValueError(f"attach_grad: only dense gradients (stype 'default'), got {stype!r}")
     grad = _ndarray.full(array.shape, 0, array.context, array.dtype)
+    if type(array) is not NDArray:          # mx.np.ndarray: its gradient is one too
+        grad = grad._as_class(type(array))
     array._ag = _Variable(grad, grad_req)
 
 

@@ -12,6 +12,7 @@ class MXNetError(RuntimeError):
 DTYPE_CODES = {
     np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2,
     np.dtype(np.uint8): 3, np.dtype(np.int32): 4, np.dtype(np.int8): 5, np.dtype(np.int64): 6,
+    np.dtype(np.bool_): 7,
 }
 CODE_DTYPES = {code: dt for dt, code in DTYPE_CODES.items()}
 DTYPE_NAMES = ', '.join(str(dt) for dt in DTYPE_CODES)

@@ -49,6 +49,12 @@ NAMESPACES = {
     'npx': (mx.npx, ('mxnet.numpy_extension', 'mxnet.numpy_extension.utils', 'mxnet.util',
                      'mxnet.context', 'mxnet.base', 'mxnet.ndarray.ndarray')),
     'npx.random': (mx.npx.random, ('mxnet.numpy_extension.random',)),
+    # mx.np: its own definitions and NumPy's functions it re-exports as fallbacks
+    'np': (mx.np, ('mxnet.numpy', 'mxnet.numpy.multiarray', 'mxnet.numpy.stride_tricks',
+                   'mxnet.numpy.io', 'mxnet.numpy.function_base', 'mxnet.ndarray.numpy',
+                   'numpy')),
+    'np.random': (mx.np.random, ('mxnet.numpy.random',)),
+    'np.linalg': (mx.np.linalg, ('mxnet.numpy.linalg', 'numpy.linalg')),
 }
 # the training-loop namespaces (Module, optimizers, io, ...) and Gluon: a namespace owns
 # what its package and the package's private submodules define
@@ -72,7 +78,8 @@ for _ns, _mod in PACKAGES.items():
 CLASSES = {'NDArray': mx.nd.NDArray, 'Symbol': mx.sym.Symbol, 'Module': mx.mod.Module,
            'Executor': mx.executor.Executor, 'Block': mx.gluon.Block,
            'HybridBlock': mx.gluon.HybridBlock, 'Parameter': mx.gluon.Parameter,
-           'ParameterDict': mx.gluon.ParameterDict, 'Trainer': mx.gluon.Trainer}
+           'ParameterDict': mx.gluon.ParameterDict, 'Trainer': mx.gluon.Trainer,
+           'np.ndarray': mx.np.ndarray}
 
 
 def signature_entry(obj, kind):
@@ -126,6 +133,19 @@ def main():
     modules = {ns: module_entries(mod, owners) for ns, (mod, owners) in NAMESPACES.items()}
     for ns, cls in CLASSES.items():
         modules[ns] = class_entries(cls)
+    # mx.np.ndarray inherits NDArray methods (``relu(*args, **kwargs)``) that only raise
+    # "mxnet.numpy.ndarray object has no attribute relu" when called: not part of its API
+    probe = mx.np.ones((2, 2))
+    for name, entry in list(modules['np.ndarray'].items()):
+        if entry['kind'] != 'method' or entry['params'] or not entry['varargs']:
+            continue
+        try:
+            getattr(probe, name)()
+        except AttributeError as e:
+            if 'has no attribute' in str(e):
+                del modules['np.ndarray'][name]
+        except Exception:       # noqa: BLE001  (it exists; it wanted arguments)
+            pass
     doc = {'mxnet_version': mx.__version__, 'modules': modules}
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, 'w') as f:

@@ -144,13 +144,14 @@ class _Op:
             ctx = getattr(plan.p, 'ctx', None)
             if not isinstance(ctx, Context):
                 ctx = current_context()
+        like = ins[0] if n else None        # results take the first input's class (mx.np)
         if out is not None:
-            outs = self._given_outs(plan, results, out, ctx)
+            outs = self._given_outs(plan, results, out, ctx, like)
         elif len(results) == 1:
             shape, code, _ = results[0]
-            outs = [new_empty(shape, code, ctx)]
+            outs = [new_empty(shape, code, ctx, like)]
         else:
-            outs = [new_empty(shape, code, ctx) for shape, code, _ in results]
+            outs = [new_empty(shape, code, ctx, like) for shape, code, _ in results]
         if _AG_STATE.recording:
             _autograd.run_op(self.spec, plan.p, plan.req, plan.n_args, ins, outs,
                              out is not None)
@@ -275,7 +276,7 @@ class _Op:
             results.append((tuple(int(d) for d in shape), DTYPE_CODES[dt], dt.type))
         return tuple(results)
 
-    def _given_outs(self, plan, results, out, ctx):
+    def _given_outs(self, plan, results, out, ctx, like=None):
         """`out` checked against the results; hidden outputs get fresh arrays."""
         given = [out] if isinstance(out, NDArray) else out
         if not isinstance(given, (list, tuple)):
@@ -294,7 +295,7 @@ class _Op:
                                  f"{np.dtype(o.dtype)}, the result has shape {shape} and "
                                  f"dtype {np.dtype(dtype)}")
             outs.append(o)
-        outs += [new_empty(shape, code, ctx) for shape, code, _ in results[len(given):]]
+        outs += [new_empty(shape, code, ctx, like) for shape, code, _ in results[len(given):]]
         return outs
 
 

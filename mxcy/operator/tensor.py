@@ -183,6 +183,8 @@ class Reshape(_CopyOp):
             except (ValueError, TypeError) as e:
                 raise self.shape_error('data', f'a shape that fits shape={tuple(p.shape)}',
                                        src, str(e)) from None
+        if not p.target_shape and prod(src) == 1 and p.shape == ():
+            return ()       # a zero-dim result (mx.np: a reduction to a scalar, x.reshape(()))
         if not p.target_shape:
             raise ValueError(f"{self.name}: parameter 'shape' is required (got shape=() "
                              "and no target_shape)")

@@ -177,10 +177,19 @@ def test_truncated_and_corrupt_files(tmp_path):
         mx.nd.load_frombuffer(raw + b'x')
 
 
-def test_unsupported_dtype_in_file():
+def test_bool_array_in_file():
+    # MXNet's type flag 7 (bool) is a dtype of mxcy's arrays (mx.np needs it)
     raw = (struct.pack('<QQQ', 0x112, 0, 1) + struct.pack('<Iiiq', 0xF993FAC9, 0, 1, 2)
            + struct.pack('<iii', 1, 0, 7) + b'\x01\x00' + struct.pack('<QQ', 1, 4) + b'mask')
-    with pytest.raises(TypeError, match="mx.nd.load: array 'mask' has dtype bool"):
+    loaded = mx.nd.load_frombuffer(raw)['mask']
+    assert loaded.dtype == np.bool_ and loaded.asnumpy().tolist() == [True, False]
+
+
+def test_unsupported_dtype_in_file():
+    raw = (struct.pack('<QQQ', 0x112, 0, 1) + struct.pack('<Iiiq', 0xF993FAC9, 0, 1, 2)
+           + struct.pack('<iii', 1, 0, 8) + b'\x01\x00\x00\x00' + struct.pack('<QQ', 1, 4)
+           + b'mask')
+    with pytest.raises(ValueError, match="mx.nd.load: array 0 has int16 type flag 8"):
         mx.nd.load_frombuffer(raw)
 
 

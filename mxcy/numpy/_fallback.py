@@ -1,0 +1,158 @@
+"""mx.np functions computed by NumPy itself, as MXNet 1.9.1 does for its ``fallback``
+names (``polyval``, ``unique``, ``searchsorted`` ...) and as mxcy does for the long tail
+(sorting, set operations, histograms, ``einsum``): the inputs are read (waiting for
+their pending writes), NumPy computes, and the results come back as new mx.np arrays.
+These are not recorded by autograd (their results are constants to it).
+
+Each function carries MXNet's ``inspect.signature`` (parameter names from
+`_signatures`); arguments are passed to NumPy by position up to the first one left out,
+then by name, with MXNet's own ``ctx``/``out`` handled here.
+"""
+import inspect
+
+import numpy as _onp
+
+from mxcy._ndarray import NDArray
+from mxcy.numpy.multiarray import wrap_numpy
+
+_P = inspect.Parameter
+_ABSENT = _P.empty
+
+
+class _Default:
+    """The default of a parameter whose value mxcy leaves to NumPy."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return '<default>'
+
+
+DEFAULT = _Default()
+
+
+def signature(spec):
+    """An inspect.Signature from a `_signatures` spec string ('a b= *args | c= **kw')."""
+    params, kwonly = [], False
+    for part in spec.split():
+        if part == '|':
+            kwonly = True
+        elif part.startswith('**'):
+            params.append(_P(part[2:], _P.VAR_KEYWORD))
+        elif part.startswith('*'):
+            params.append(_P(part[1:], _P.VAR_POSITIONAL))
+            kwonly = True
+        else:
+            name = part.rstrip('=')
+            params.append(_P(name, _P.KEYWORD_ONLY if kwonly else _P.POSITIONAL_OR_KEYWORD,
+                             default=DEFAULT if part.endswith('=') else _ABSENT))
+    return inspect.Signature(params)
+
+
+def to_numpy(value):
+    """mx arrays (also inside lists and tuples) as NumPy arrays; other values kept."""
+    if isinstance(value, NDArray):
+        return value.asnumpy()
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (NDArray, list, tuple))
+                                                for v in value):
+        return type(value)(to_numpy(v) for v in value)
+    return value
+
+
+def _context(args, kwargs):
+    for v in list(args) + list(kwargs.values()):
+        if isinstance(v, NDArray):
+            return v.context
+        if isinstance(v, (list, tuple)):
+            for w in v:
+                if isinstance(w, NDArray):
+                    return w.context
+    return None
+
+
+def numpy_function(name, impl, spec, wrap=True):
+    """An mx.np function with MXNet's signature `spec` computed by NumPy's `impl`."""
+    sig = signature(spec)
+    try:
+        impl_params = inspect.signature(impl).parameters
+    except (TypeError, ValueError):
+        impl_params = None
+    takes_kw = impl_params is None or any(p.kind is _P.VAR_KEYWORD
+                                          for p in impl_params.values())
+
+    def fn(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{name}: {e}") from None
+        values = bound.arguments
+        ctx = values.pop('ctx', None)
+        out = values.pop('out', None)
+        if ctx is None:
+            ctx = _context(args, kwargs)
+        pos, kw, gap = [], {}, False
+        for p in sig.parameters.values():
+            if p.name not in values:
+                if p.name not in ('ctx', 'out'):
+                    gap = True
+                continue
+            v = values[p.name]
+            if v is DEFAULT:
+                gap = True
+                continue
+            if p.kind is _P.VAR_POSITIONAL:
+                pos.extend(to_numpy(x) for x in v)
+            elif p.kind is _P.VAR_KEYWORD:
+                kw.update({k: to_numpy(x) for k, x in v.items()})
+            elif not gap and p.kind is _P.POSITIONAL_OR_KEYWORD:
+                pos.append(to_numpy(v))
+            elif takes_kw or p.name in impl_params:
+                kw[p.name] = to_numpy(v)
+            elif v is not None:
+                raise TypeError(f"{name}: argument {p.name}={v!r} is not supported")
+        with _onp.errstate(all='ignore'):
+            res = impl(*pos, **kw)
+        if not wrap:
+            return res
+        res = wrap_numpy(res, ctx)
+        if out is not None:
+            out[...] = res
+            return out
+        return res
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig
+    fn.__doc__ = (f"mx.np.{name}: NumPy's {getattr(impl, '__name__', name)} on the values "
+                  f"(not recorded by autograd).")
+    return fn
+
+
+def _msort(a):
+    return _onp.sort(a, axis=0)
+
+
+def _in1d(ar1, ar2, assume_unique=False, invert=False):
+    return _onp.isin(_onp.ravel(ar1), ar2, assume_unique=assume_unique, invert=invert)
+
+
+def _financial(name):
+    def fn(*args, **kwargs):
+        raise RuntimeError(f"{name}: NumPy removed its financial functions (they live in "
+                           f"numpy_financial), as MXNet 1.9.1's numpy 1.23 did")
+    return fn
+
+
+def _around(x, decimals=0):
+    return _onp.around(x, decimals)
+
+
+# NumPy 2 names of functions NumPy 1.23 (MXNet's) spelled differently
+RENAMED = {'alltrue': _onp.all, 'sometrue': _onp.any, 'product': _onp.prod,
+           'msort': _msort, 'trapz': getattr(_onp, 'trapezoid', None), 'in1d': _in1d,
+           'row_stack': _onp.vstack, 'round_': _around}
+for _name in ('mirr', 'npv', 'ppmt', 'pv', 'rate'):
+    RENAMED[_name] = _financial(_name)
+
+
+def numpy_impl(name, module=_onp):
+    """NumPy's function for `name` (None when there is none)."""
+    impl = RENAMED.get(name) if module is _onp else None
+    return impl if impl is not None else getattr(module, name, None)

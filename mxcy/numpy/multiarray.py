@@ -1,0 +1,515 @@
+"""``mx.np.ndarray``: NumPy semantics over the same engine and memory as ``mx.nd.NDArray``.
+
+The class is a Python subclass of the Cython NDArray with no state of its own
+(``__slots__ = ()``): views and results of NDArray's own code take the class of the array
+they come from, so ``a[0]``, ``a.reshape(...)`` and ``a + b`` stay ``mx.np.ndarray``, and
+``as_nd_ndarray``/``as_np_ndarray`` share chunk, offset and shape (no copy). What differs
+from ``mx.nd`` is written here: zero-dim arrays, NumPy type promotion (MXNet's variant:
+float32 is the default float, an int array with a float scalar stays int, int / int is
+float32), comparisons giving bool, NumPy indexing (integer, boolean and array keys).
+
+Arithmetic between arrays of one dtype (and with a Python scalar) is NDArray's C path,
+recorded by autograd as ``mx.nd`` is; comparisons, bitwise ops and mixed dtypes are one
+NumPy-backed engine op (or a recorded Cast first).
+"""
+import numbers
+
+import numpy as _onp
+
+from mxcy._ndarray import NDArray, dtype_of, new_empty, push_numpy
+from mxcy.base import DTYPE_CODES, dtype_code
+
+__all__ = ['ndarray', 'result_dtype', 'new_array', 'as_array', 'wrap_numpy']
+
+_BOOL = 7                           # MXNet's type code of bool
+_INT16 = _onp.dtype(_onp.int16)
+_DTYPE_OF_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
+_FLOAT32 = _onp.dtype(_onp.float32)
+_DEFAULT_REPR = (_onp.dtype(_onp.float32), _onp.dtype(_onp.bool_))   # printed without dtype
+_HIDDEN_BY_NUMPY = (_onp.dtype(_onp.float64), _onp.dtype(_onp.int64), _onp.dtype(_onp.bool_))
+
+
+def result_dtype(d1, d2):
+    """NumPy's promotion of two supported dtypes, as MXNet's np does it (no int16: int32)."""
+    d1, d2 = _onp.dtype(d1), _onp.dtype(d2)
+    if d1 == d2:
+        return d1
+    f1, f2 = d1.kind == 'f', d2.kind == 'f'
+    if f1 != f2:                    # MXNet: an int (or bool) with a float gives the float
+        return d1 if f1 else d2
+    r = _onp.promote_types(d1, d2)
+    if r == _INT16:
+        return _onp.dtype(_onp.int32)
+    if r not in DTYPE_CODES:
+        raise TypeError(f"mx.np: no supported result dtype for {d1} and {d2}")
+    return r
+
+
+def new_array(shape, dtype, ctx=None):
+    """An uninitialised mx.np.ndarray (shape a tuple of ints, dtype any spelling)."""
+    from mxcy.context import current_context
+    code = dtype_code(dtype)
+    return new_empty(tuple(shape), code, ctx or current_context(), _proto())
+
+
+_PROTO = []
+
+
+def _proto():
+    if not _PROTO:
+        from mxcy.context import cpu
+        _PROTO.append(new_empty((0,), 0, cpu())._as_class(ndarray))
+    return _PROTO[0]
+
+
+def as_array(x, ctx=None, dtype=None):
+    """`x` as an mx.np.ndarray: itself, a view of an NDArray, or a copy of array-like data
+    (lists and Python scalars default to float32, NumPy arrays keep their dtype)."""
+    if isinstance(x, NDArray):
+        x = x if type(x) is ndarray else x._as_class(ndarray)
+        if dtype is not None and _onp.dtype(dtype) != x.dtype:
+            x = x.astype(dtype)
+        return x
+    if isinstance(x, _onp.ndarray) or isinstance(x, _onp.generic):
+        src = _onp.asarray(x)
+        if dtype is None:
+            dtype = src.dtype
+    else:
+        src = _onp.asarray(x)
+        if dtype is None:
+            dtype = _FLOAT32 if src.dtype.kind in 'fiub' else src.dtype
+    dt = _onp.dtype(dtype)
+    if dt not in DTYPE_CODES:
+        raise TypeError(f"mx.np.array: unsupported dtype {dt}; supported: "
+                        f"{', '.join(str(d) for d in DTYPE_CODES)}")
+    out = new_array(src.shape, dt, ctx)
+    # copy now: the source may change after we return; a fresh chunk has no pending op
+    _onp.copyto(out._np_view(), _onp.asarray(src, dtype=dt))
+    return out
+
+
+def wrap_numpy(value, ctx=None):
+    """A NumPy result as mx.np arrays (tuples and lists element-wise; other values kept)."""
+    if isinstance(value, _onp.ndarray):
+        if value.dtype not in DTYPE_CODES:
+            value = value.astype(_supported(value.dtype))
+        return as_array(value, ctx)
+    if isinstance(value, tuple):
+        return tuple(wrap_numpy(v, ctx) for v in value)
+    if isinstance(value, list):
+        return [wrap_numpy(v, ctx) for v in value]
+    if isinstance(value, _onp.generic) and value.dtype in DTYPE_CODES:
+        return as_array(value, ctx)
+    return value
+
+
+def _supported(dt):
+    """The nearest supported dtype of a NumPy result dtype (int16 -> int32 ...)."""
+    if dt.kind == 'b':
+        return _onp.bool_
+    if dt.kind in 'iu':
+        return _onp.int64 if dt.itemsize > 4 or (dt.kind == 'u' and dt.itemsize == 4) \
+            else _onp.int32 if dt.itemsize > 1 or dt.kind == 'i' and dt.itemsize > 1 \
+            else _onp.int8 if dt.kind == 'i' else _onp.uint8
+    if dt.kind == 'f':
+        return _onp.float64
+    raise TypeError(f"mx.np: NumPy returned dtype {dt}, which mx.np arrays cannot hold")
+
+
+def _unwrap_key(key):
+    """An index key with mx arrays as NumPy arrays (boolean masks stay boolean)."""
+    if isinstance(key, tuple):
+        return tuple(_unwrap_key(k) for k in key)
+    if isinstance(key, NDArray):
+        a = key.asnumpy()
+        return a if a.dtype == _onp.bool_ else a.astype(_onp.int64)
+    return key
+
+
+def _binary_numpy(name, fn, x, y, out_dtype=None):
+    """fn(x, y) as one NumPy-backed engine op into a new array (comparisons, bitwise)."""
+    if isinstance(y, NDArray):
+        shape = _onp.broadcast_shapes(x.shape, y.shape) if x.shape != y.shape else x.shape
+        dt = out_dtype or result_dtype(x.dtype, y.dtype)
+        out = new_array(shape, dt, x.context)
+        if y._chunk is out._chunk:
+            y = y.copy()
+
+        def run(a, b, o):
+            o[...] = fn(a, b)
+        push_numpy(run, [x, y], [out], name)
+        return out
+    if isinstance(y, (numbers.Number, _onp.generic)):
+        out = new_array(x.shape, out_dtype or x.dtype, x.context)
+
+        def run_scalar(a, o):
+            o[...] = fn(a, y)
+        push_numpy(run_scalar, [x], [out], name)
+        return out
+    if isinstance(y, (list, tuple, _onp.ndarray)):
+        return _binary_numpy(name, fn, x, as_array(y, x.context), out_dtype)
+    return NotImplemented
+
+
+_CAST = []
+
+
+def _cast(x, dtype):
+    """x as `dtype` through the registry's Cast (recorded by autograd)."""
+    if not _CAST:
+        from mxcy.ndarray import _gen
+        _CAST.append(_gen.function('Cast'))
+    return _CAST[0](x, dtype=_onp.dtype(dtype).name)
+
+
+def _promote(x, y, name):
+    """(x, y) converted to one dtype for a differentiable binary op."""
+    if isinstance(y, NDArray):
+        if dtype_of(y) == dtype_of(x):
+            return x, y
+        dt = result_dtype(x.dtype, y.dtype)
+        if name == 'divide' and dt.kind not in 'f':
+            dt = _FLOAT32
+        return (x if x.dtype == dt else _cast(x, dt)), (y if y.dtype == dt else _cast(y, dt))
+    if isinstance(y, bool):
+        return x, int(y)
+    if isinstance(y, (list, tuple, _onp.ndarray)):
+        return _promote(x, as_array(y, x.context), name)
+    if isinstance(y, _onp.generic):
+        y = y.item()
+    if name == 'divide' and x.dtype.kind in 'iub':
+        return _cast(x, _FLOAT32), y
+    if x.dtype == _onp.bool_ and isinstance(y, numbers.Number):
+        return _cast(x, _onp.int64), y          # MXNet: bool array with a scalar: int64
+    return x, y
+
+
+def _arith(name, nd_op):
+    """A binary dunder: NDArray's C path when no promotion is needed (same dtype, or a
+    Python scalar on a float array or, except for division, an int array)."""
+    divide = name == 'divide'
+
+    def op(self, other):
+        c = dtype_of(self)
+        if type(other) is ndarray:
+            if c == dtype_of(other) and c != _BOOL and not (divide and c > 2):
+                return nd_op(self, other)
+        elif type(other) is float or type(other) is int:
+            if c != _BOOL and not (divide and c > 2):
+                return nd_op(self, other)
+        elif not isinstance(other, (NDArray, numbers.Number, _onp.ndarray, _onp.generic,
+                                    list, tuple)):
+            return NotImplemented
+        x, y = _promote(self, other, name)
+        return nd_op(x, y)
+    op.__name__ = name
+    return op
+
+
+def _rarith(name, nd_op):
+    divide = name == 'divide'
+
+    def op(self, other):
+        c = dtype_of(self)
+        if type(other) is float or type(other) is int:
+            if c != _BOOL and not (divide and c > 2):
+                return nd_op(self, other)
+        elif isinstance(other, (list, tuple, _onp.ndarray)):
+            return getattr(as_array(other, self.context), _DUNDER[name])(self)
+        elif not isinstance(other, (numbers.Number, _onp.generic)):
+            return NotImplemented
+        x, y = _promote(self, other, name)
+        return nd_op(x, y)
+    op.__name__ = 'r' + name
+    return op
+
+
+_DUNDER = {'add': '__add__', 'subtract': '__sub__', 'multiply': '__mul__',
+           'divide': '__truediv__', 'mod': '__mod__', 'power': '__pow__'}
+
+
+def _iarith(name, nd_op):
+    def op(self, other):
+        if isinstance(other, NDArray) and other.dtype != self.dtype:
+            other = _cast(other, self.dtype)
+        elif self.dtype == _onp.bool_:
+            raise TypeError(f"mx.np.ndarray: in-place {name} on a bool array is not "
+                            f"supported")
+        return nd_op(self, other)
+    op.__name__ = 'i' + name
+    return op
+
+
+def _compare(name, fn):
+    def op(self, other):
+        if other is None:
+            return name == 'not_equal'
+        return _binary_numpy(name, fn, self, other, _onp.bool_)
+    op.__name__ = name
+    return op
+
+
+class ndarray(NDArray):
+    """An array with NumPy semantics (``mx.np.ndarray``), on mxcy's engine and memory."""
+    __slots__ = ()
+
+    @property
+    def dtype(self):
+        """The NumPy dtype (``dtype('float32')``; mx.nd gives the type, np.float32)."""
+        return _DTYPE_OF_CODE[dtype_of(self)]
+
+    # ------------------------------------------------------------ printing, scalars
+    def __repr__(self):
+        a = self.asnumpy()
+        text = _onp.array_repr(a)
+        dt = a.dtype
+        if dt in _DEFAULT_REPR:
+            if dt not in _HIDDEN_BY_NUMPY:
+                text = text.replace(f', dtype={dt.name}', '').replace(
+                    f',\n{" " * 6}dtype={dt.name}', '')
+        elif dt in _HIDDEN_BY_NUMPY:
+            text = text[:-1] + f', dtype={dt.name})'
+        return text
+
+    def __str__(self):
+        return str(self.asnumpy())
+
+    def __format__(self, spec):
+        return format(self.asnumpy().item() if self.size == 1 and not self.ndim else
+                      self.asnumpy(), spec) if spec else str(self)
+
+    def item(self, *args):
+        """A Python scalar (the one element, or the one at `args`)."""
+        return self.asnumpy().item(*args)
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def asscalar(self):
+        if self.size != 1:
+            raise ValueError(f"asscalar: the array must have one element, it has shape "
+                             f"{self.shape}")
+        return self.asnumpy().reshape(-1)[0]
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.kind not in 'iu':
+            raise TypeError("only integer arrays can be used as an index")
+        return int(self.item())
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self.item())
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'mxnet.numpy.ndarray'")
+
+    def __getattr__(self, name):
+        raise AttributeError(f"'ndarray' object has no attribute '{name}'")
+
+    def __reduce__(self):
+        return (_from_pickle, (self.asnumpy(),))
+
+    # ------------------------------------------------------------ conversions
+    def as_nd_ndarray(self):
+        return self._as_class(NDArray)
+
+    def as_np_ndarray(self):
+        return self
+
+    def asnumpy(self):
+        return NDArray.asnumpy(self)
+
+    def astype(self, dtype, order='K', casting='unsafe', subok=True, copy=True):
+        if order not in ('K', 'C', 'A'):
+            raise ValueError(f"astype: order={order!r} is not supported (only 'C')")
+        return NDArray.astype(self, _onp.float32 if dtype is None else dtype, copy)
+
+    def copy(self, order='C'):
+        return NDArray.copy(self)
+
+    def as_in_ctx(self, ctx):
+        return self.as_in_context(ctx)
+
+    # ------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        t = type(key)
+        if t is int:
+            if len(self.shape) == 1:
+                v = NDArray.__getitem__(self, key)
+                return v.reshape(())
+            return NDArray.__getitem__(self, key)
+        if t is slice or t is tuple and _basic_ints(key, len(self.shape)):
+            if t is tuple:
+                v = self
+                for k in key:
+                    v = v[k]
+                return v
+            return NDArray.__getitem__(self, key)
+        if key is None:
+            return self.reshape((1,) + self.shape)
+        if isinstance(key, NDArray) and key.dtype == _onp.bool_ and key.shape == self.shape \
+                and not self.shape:
+            return NDArray.__getitem__(self, _unwrap_key(key))
+        return NDArray.__getitem__(self, _unwrap_key(key))
+
+    def __setitem__(self, key, value):
+        if isinstance(value, (list, tuple)) or isinstance(value, _onp.ndarray):
+            value = as_array(value, self.context, self.dtype)
+        elif isinstance(value, NDArray) and value.dtype != self.dtype:
+            value = value.astype(self.dtype)
+        if type(key) is tuple and key == ():
+            key = slice(None)
+        NDArray.__setitem__(self, _unwrap_key(key), value)
+
+    # ------------------------------------------------------------ arithmetic
+    __add__ = _arith('add', NDArray.__add__)
+    __radd__ = _rarith('add', NDArray.__radd__)
+    __sub__ = _arith('subtract', NDArray.__sub__)
+    __rsub__ = _rarith('subtract', NDArray.__rsub__)
+    __mul__ = _arith('multiply', NDArray.__mul__)
+    __rmul__ = _rarith('multiply', NDArray.__rmul__)
+    __truediv__ = _arith('divide', NDArray.__truediv__)
+    __rtruediv__ = _rarith('divide', NDArray.__rtruediv__)
+    __mod__ = _arith('mod', NDArray.__mod__)
+    __rmod__ = _rarith('mod', NDArray.__rmod__)
+    __pow__ = _arith('power', NDArray.__pow__)
+    __rpow__ = _rarith('power', NDArray.__rpow__)
+    __iadd__ = _iarith('add', NDArray.__iadd__)
+    __isub__ = _iarith('subtract', NDArray.__isub__)
+    __imul__ = _iarith('multiply', NDArray.__imul__)
+    __itruediv__ = _iarith('divide', NDArray.__itruediv__)
+    __imod__ = _iarith('mod', NDArray.__imod__)
+
+    __eq__ = _compare('equal', _onp.equal)
+    __ne__ = _compare('not_equal', _onp.not_equal)
+    __gt__ = _compare('greater', _onp.greater)
+    __ge__ = _compare('greater_equal', _onp.greater_equal)
+    __lt__ = _compare('less', _onp.less)
+    __le__ = _compare('less_equal', _onp.less_equal)
+
+    def __neg__(self):
+        if self.dtype == _onp.bool_:
+            raise TypeError("negative: the numpy boolean negative, the `-` operator, is "
+                            "not supported, use the `~` operator or logical_not instead")
+        return NDArray.__neg__(self)
+
+    def __abs__(self):
+        return self if self.dtype == _onp.bool_ else NDArray.__abs__(self)
+
+    def __invert__(self):
+        return _unary_numpy('invert', _onp.invert, self)
+
+    def __and__(self, other):
+        return _binary_numpy('bitwise_and', _onp.bitwise_and, self, other)
+
+    def __or__(self, other):
+        return _binary_numpy('bitwise_or', _onp.bitwise_or, self, other)
+
+    def __xor__(self, other):
+        return _binary_numpy('bitwise_xor', _onp.bitwise_xor, self, other)
+
+    __rand__ = __and__
+    __ror__ = __or__
+    __rxor__ = __xor__
+
+    def __floordiv__(self, other):
+        return _binary_numpy('floor_divide', _onp.floor_divide, self, other)
+
+    def __matmul__(self, other):
+        from mxcy.numpy import matmul
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from mxcy.numpy import matmul
+        return matmul(as_array(other, self.context), self)
+
+    # ------------------------------------------------------------ views and shapes
+    @property
+    def T(self):
+        return self.transpose()
+
+    def reshape(self, *args, **kwargs):
+        """A view with a new shape (NumPy's rules: one -1 is inferred)."""
+        order = kwargs.pop('order', 'C')
+        if order != 'C':
+            raise ValueError(f"reshape: order={order!r} is not supported, only 'C'")
+        if 'newshape' in kwargs:
+            args = (kwargs.pop('newshape'),)
+        if kwargs:
+            raise TypeError(f"reshape: unexpected keyword arguments {sorted(kwargs)}")
+        shape = args[0] if len(args) == 1 else args
+        if isinstance(shape, numbers.Integral):
+            shape = (int(shape),)
+        shape = tuple(int(d) for d in shape)
+        return NDArray.reshape(self, _np_shape(self.shape, shape))
+
+    def reshape_view(self, *shape, **kwargs):
+        return self.reshape(*shape, **kwargs)
+
+
+ndarray.__module__ = 'mxcy.numpy'
+
+
+def _basic_ints(key, ndim):
+    """Whether a tuple key is all ints (a view of one element or sub-array)."""
+    if len(key) > ndim:
+        return False
+    for k in key:
+        if type(k) is not int:
+            return False
+    return True
+
+
+def _np_shape(src, shape):
+    """NumPy's reshape target: at most one -1, no other negative value."""
+    size = 1
+    for d in src:
+        size *= d
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: can only specify one unknown dimension, got {shape}")
+    known = 1
+    for d in shape:
+        if d < -1:
+            raise ValueError(f"reshape: negative dimension {d} in {shape}")
+        if d != -1:
+            known *= d
+    if -1 in shape:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    elif known != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return shape
+
+
+def _unary_numpy(name, fn, x):
+    out = new_array(x.shape, fn(_onp.zeros((), x.dtype)).dtype, x.context)
+
+    def run(a, o):
+        o[...] = fn(a)
+    push_numpy(run, [x], [out], name)
+    return out
+
+
+def _from_pickle(data):
+    return as_array(data)
+
