@@ -46,12 +46,9 @@ from mxcy import rnn
 from mxcy import gluon
 from mxcy import util
 from mxcy import contrib
-<<<<<<< HEAD
-from mxcy import numpy_extension
-from mxcy import numpy_extension as npx
-=======
 from mxcy import numpy
 from mxcy import numpy as np
->>>>>>> h-np
+from mxcy import numpy_extension
+from mxcy import numpy_extension as npx
 
 __version__ = '0.1.0'

@@ -76,14 +76,11 @@ for _name in ('quantize', 'quantize_asym', 'quantize_v2', 'requantize', 'dequant
               'quantized_elemwise_mul', 'quantized_embedding', 'quantized_flatten',
               'quantized_fully_connected', 'quantized_pooling', 'quantized_rnn'):
     EXCLUSIONS[f'nd.contrib:{_name}'] = _QUANT
-<<<<<<< HEAD
-EXCLUSIONS['npx:check_call'] = ("checks the return code of MXNet's C API; mxcy has no C "
-                                "API, its errors are Python exceptions")
-=======
 EXCLUSIONS.update({
     'np:float64': "numpy.float64 itself (as in MXNet): its constructor's parameter name is "
                   "the installed NumPy's ('value' in NumPy 2, 'x' in MXNet's NumPy 1.23)",
     'np:ndarray': "MXNet builds an ndarray from a C handle (ndarray(handle, writable)); mxcy "
                   "arrays come from mx.np.array/zeros/... or as_np_ndarray(), not handles",
 })
->>>>>>> h-np
+EXCLUSIONS['npx:check_call'] = ("checks the return code of MXNet's C API; mxcy has no C "
+                                "API, its errors are Python exceptions")
