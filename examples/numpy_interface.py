@@ -182,7 +182,7 @@ def main():
                         help='stop each epoch after this many batches (smoke tests)')
     args = parser.parse_args()
     random.seed(0)
-    np.random.seed(0)
+    npx.random.seed(0)
     linear_regression(args.linreg_epochs)
     train_iter, test_iter = load_digits(args.batch_size, args.data_dir)
     train_ch6(lenet(), train_iter, test_iter, args.num_epochs, args.lr, args.max_batches)

@@ -212,6 +212,13 @@ class Parameter:
         return _in_mode(list(self._grad)) if self._grad is not None else \
             self._check_and_get(None, None)
 
+    def _nd_list(self, which):
+        """list_data() / list_grad() as mx.nd arrays in either mode (for the Trainer)."""
+        if not _util.is_np_array():
+            return self.list_data() if which == 'data' else self.list_grad()
+        with _util.np_array(False):
+            return self.list_data() if which == 'data' else self.list_grad()
+
     def list_ctx(self):
         if self._data is None:
             if self._deferred is not None:
