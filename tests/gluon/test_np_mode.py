@@ -149,3 +149,38 @@ def test_export_in_np_mode_matches_nd_mode(np_mode, tmp_path):
     loaded = gluon.SymbolBlock.imports(sym_file, ['data'], params_file)
     again = loaded(mx.nd.array(_data('conv')[0]))
     onp.testing.assert_allclose(again.asnumpy(), out.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_loads_a_net_mxnet_exported_in_np_mode(np_mode):
+    """tools/mxnet_np_export_fixtures.py: MXNet 1.9.1's own export under npx.set_np()
+    (NumPy-shape params, an _npx_reshape node, -1 for unknown dims)."""
+    import pathlib
+    files = pathlib.Path(__file__).resolve().parent / 'mxnet_files'
+    net = gluon.SymbolBlock.imports(str(files / 'np_net-symbol.json'), ['data'],
+                                    str(files / 'np_net-0000.params'))
+    io = onp.load(files / 'np_net_io.npz')
+    out = net(mx.np.array(io['x']))
+    assert isinstance(out, mx.np.ndarray)
+    onp.testing.assert_allclose(out.asnumpy(), io['y'], rtol=1e-5, atol=1e-5)
+
+
+def test_export_in_np_mode_writes_numpy_shape_params(np_mode, tmp_path):
+    """MXNet under npx.set_np() loads only params saved in NumPy-shape layout (V3 magic);
+    checked against MXNet 1.9.1 by loading such an export there."""
+    net = nn.HybridSequential()
+    net.add(nn.Dense(3))
+    net.initialize()
+    net.hybridize()
+    net(mx.np.ones((2, 4)))
+    _, params_file = net.export(str(tmp_path / 'dense'))
+    raw = pathlib_bytes(params_file)
+    assert raw[24:28] == (0xF993FACA).to_bytes(4, 'little')      # V3, not V2
+    npx.reset_np()
+    net.export(str(tmp_path / 'dense_nd'))
+    assert pathlib_bytes(str(tmp_path / 'dense_nd-0000.params'))[24:28] == \
+        (0xF993FAC9).to_bytes(4, 'little')
+
+
+def pathlib_bytes(path):
+    with open(path, 'rb') as f:
+        return f.read()
