@@ -10,7 +10,9 @@ Figures (one JSON line each; ms per training step: ``autograd.record()`` + ``bac
 + ``trainer.step()``, SGD with momentum, softmax cross-entropy, batch 100):
 * np_gluon_mlp_step_ms: the 784-128-64-10 MLP fed ``mx.np`` arrays in NumPy mode, with
   ``ratio_vs_nd_mode`` (the same network, weights and data in ``mx.nd`` mode, same run;
-  the target is <= 1), imperative and (``_hybrid``) hybridized;
+  the target is <= 1) and ``paired_median_ratio`` (the median of the per-round ratios of
+  the two modes run back to back: steadier on a busy machine), imperative and
+  (``_hybrid``) hybridized;
 * np_gluon_lenet_step_ms: the same for a LeNet-style convnet on (100, 1, 28, 28).
 Both modes start from the same weights and data; their losses are checked to agree.
 (MXNet's NumPy mode draws initial weights from another generator, hence set_data.)
@@ -21,7 +23,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import best_interleaved, emit, load, parse  # noqa: E402
+from _common import emit, interleaved_times, load, paired_median_ratio, parse  # noqa: E402
 
 FIGURES = ('np_gluon_mlp_step', 'np_gluon_lenet_step')
 BENCH = 'np_gluon'
@@ -82,7 +84,7 @@ def steps(mx, kind, np_mode, hybrid):
                     loss = loss_fn(net(x), y)
                 loss.backward()
                 trainer.step(100)
-            losses.append(float(loss.mean().asnumpy()))
+            losses.append(float(loss.mean().asnumpy().reshape(-1)[0]))
         finally:
             if np_mode:
                 mx.npx.reset_np()
@@ -95,7 +97,8 @@ def _figure(mx, lib, reps, kind):
         for mode in ('ndmode', 'setnp'):
             name = f"{mode}{'_hybrid' if hybrid else ''}"
             variants[name], losses[name] = steps(mx, kind, mode == 'setnp', hybrid)
-    best = best_interleaved(variants, reps, rotate=True)
+    times = interleaved_times(variants, reps, rotate=True)
+    best = {k: min(ts) for k, ts in times.items()}
     for suffix in ('', '_hybrid'):
         nd_l, np_l = losses['ndmode' + suffix], losses['setnp' + suffix]
         if not np_l[-1] < np_l[0]:
@@ -106,7 +109,9 @@ def _figure(mx, lib, reps, kind):
         np_ms = round(best['setnp' + suffix] / STEPS * 1e3, 4)
         nd_ms = round(best['ndmode' + suffix] / STEPS * 1e3, 4)
         emit(BENCH, f'np_gluon_{kind}_step{suffix}_ms', lib, np_ms, 'ms', better='lower',
-             batch=100, nd_mode_ms=nd_ms, ratio_vs_nd_mode=round(np_ms / nd_ms, 3))
+             batch=100, nd_mode_ms=nd_ms, ratio_vs_nd_mode=round(np_ms / nd_ms, 3),
+             paired_median_ratio=round(paired_median_ratio(times, 'setnp' + suffix,
+                                                           'ndmode' + suffix), 3))
 
 
 def np_gluon_mlp_step(mx, lib, reps):

@@ -195,9 +195,7 @@ class Parameter:
         return _in_mode(self._check_and_get(self._data, ctx))
 
     def list_data(self):
-        if self._data is None:
-            self._check_and_get(None, None)         # raises, saying why
-        return _in_mode(list(self._data))
+        return _in_mode(self._nd_list('data'))
 
     def grad(self, ctx=None):
         if self._data is not None and self._grad is None:
@@ -206,18 +204,19 @@ class Parameter:
         return _in_mode(self._check_and_get(self._grad, ctx))
 
     def list_grad(self):
-        if self._data is not None and self._grad is None:
-            raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
-                               "because grad_req='null'")
-        return _in_mode(list(self._grad)) if self._grad is not None else \
-            self._check_and_get(None, None)
+        return _in_mode(self._nd_list('grad'))
 
     def _nd_list(self, which):
         """list_data() / list_grad() as mx.nd arrays in either mode (for the Trainer)."""
-        if not _util.is_np_array():
-            return self.list_data() if which == 'data' else self.list_grad()
-        with _util.np_array(False):
-            return self.list_data() if which == 'data' else self.list_grad()
+        if which == 'data':
+            if self._data is None:
+                self._check_and_get(None, None)         # raises, saying why
+            return list(self._data)
+        if self._data is not None and self._grad is None:
+            raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
+                               "because grad_req='null'")
+        return list(self._grad) if self._grad is not None else \
+            self._check_and_get(None, None)
 
     def list_ctx(self):
         if self._data is None:

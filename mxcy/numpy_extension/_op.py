@@ -33,15 +33,16 @@ OPS = {
 }
 
 
-def _np_class():
-    from mxcy.numpy import ndarray
-    return ndarray
+_NP = []          # [mx.np.ndarray], filled at the first use (mxcy.numpy imports later)
 
 
 def as_np(x):
     """`x` (an NDArray, or a list/tuple of them) as mx.np.ndarray, without a copy."""
     if isinstance(x, NDArray):
-        cls = _np_class()
+        if not _NP:
+            from mxcy.numpy import ndarray
+            _NP.append(ndarray)
+        cls = _NP[0]
         return x if type(x) is cls else x._as_class(cls)
     if isinstance(x, (list, tuple)):
         return type(x)(as_np(v) for v in x)
