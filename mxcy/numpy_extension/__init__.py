@@ -57,13 +57,16 @@ def get_cuda_compute_capability(ctx):
                      "use (mxcy runs on CPUs)")
 
 
-# F.npx: MXNet's mx.nd.npx and mx.sym.npx are the extension's imperative and symbolic faces
+# F.npx: MXNet's mx.nd.npx and mx.sym.npx are the extension's imperative and symbolic faces;
+# mx.nd.np (F.np in an imperative hybrid_forward) is mx.np itself
 def _attach():
     import sys
-    from mxcy import ndarray as _nd, symbol as _sym
+    from mxcy import ndarray as _nd, numpy as _np, symbol as _sym
     from mxcy.numpy_extension import _symbol
     _nd.npx = sys.modules[__name__]
     _sym.npx = _symbol
+    if not hasattr(_nd, 'np'):
+        _nd.np = _np
 
 
 _attach()

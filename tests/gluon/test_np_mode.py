@@ -121,6 +121,24 @@ def test_hybrid_forward_with_F_npx(np_mode, hybridize):
     onp.testing.assert_allclose(x.grad.asnumpy(), (h > 0) @ onp.full((4, 3), 0.5))
 
 
+class _NpFunctions(gluon.HybridBlock):
+    """F.np (mx.np's functions) in an imperative hybrid_forward."""
+
+    def hybrid_forward(self, F, x):
+        return F.np.dot(x, F.np.ones((3, 2))) + F.np.sum(x)
+
+
+def test_hybrid_forward_with_F_np_imperative(np_mode):
+    x = mx.np.array([[1., 2., 3.]])
+    x.attach_grad()
+    with autograd.record():
+        out = _NpFunctions()(x)
+    out.backward()
+    assert isinstance(out, mx.np.ndarray)
+    onp.testing.assert_allclose(out.asnumpy(), [[12., 12.]])
+    onp.testing.assert_allclose(x.grad.asnumpy(), [[4., 4., 4.]])
+
+
 def test_dataloader_and_split_and_load_give_np_arrays(np_mode):
     data = onp.arange(24, dtype='float32').reshape(6, 4)
     dataset = gluon.data.ArrayDataset(data, onp.arange(6))
