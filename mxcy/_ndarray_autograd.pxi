@@ -47,10 +47,36 @@ def _set_arith_specs(builder):
     _ARITH_BUILDER = builder
 
 
+cdef object _NP_ARITH = None           # mx.np's promotion/comparison hook (numpy/multiarray)
+
+
+def _set_np_arith_hook(hook):
+    global _NP_ARITH
+    _NP_ARITH = hook
+
+
+cdef inline bint _np_special(NDArray x, other, int op):
+    """Whether `x OP other` on an mx.np array needs NumPy semantics that the C path does
+    not have: a comparison (bool result), bool or mixed dtypes (promotion), an integer
+    division (float result), or an operand that is not an array or a Python number."""
+    cdef int c = x._dtype
+    if c == DT_BOOL or OP_EQ <= op <= OP_LE:
+        return True
+    if isinstance(other, NDArray):
+        return (<NDArray>other)._dtype != c or (c > 2 and (op == OP_DIV or op == OP_RDIV))
+    if type(other) is float or type(other) is int:
+        return c > 2 and (op == OP_DIV or op == OP_RDIV)
+    return True
+
+
 cdef object _arith(NDArray x, other, int op, int rop, object out):
     """The arithmetic dunders: recorded by autograd when it records and an operand (or
-    the in-place target) belongs to a graph, else straight to the kernel."""
+    the in-place target) belongs to a graph, else straight to the kernel. An mx.np array
+    (any subclass) that needs NumPy's promotion or a bool result goes to mx.np's hook,
+    which converts the operands and comes back here."""
     cdef object r
+    if type(x) is not NDArray and _NP_ARITH is not None and _np_special(x, other, op):
+        return _NP_ARITH(x, other, op, out)
     if g_recording_threads:
         if out is None:
             r = _recorded_arith(x, other, op, rop)

@@ -9,7 +9,8 @@ Run in the MXNet peer venv (never in CI; the file it writes is committed):
 Each entry is a string of parameter specs: ``name`` (required), ``name=`` (has a default),
 ``*name`` (varargs), ``**name`` (keywords), ``|`` before keyword-only ones. mxcy builds
 the ``__signature__`` of its functions from it (defaults are mxcy's own, the names are
-MXNet's), so ``inspect.signature`` reports what MXNet's does.
+MXNet's), so ``inspect.signature`` reports what MXNet's does. ``FALLBACK`` and
+``FALLBACK_LINALG`` list the names MXNet itself computes with NumPy.
 """
 import inspect
 import os
@@ -52,6 +53,13 @@ def main():
             s = spec(obj)
             lines.append(f'    {name!r}: {s!r},')
         lines.append('}')
+    # the names MXNet itself leaves to NumPy (their scalar results stay NumPy scalars)
+    from mxnet.numpy import fallback, fallback_linalg
+    for var, names in (('FALLBACK', fallback.__all__), ('FALLBACK_LINALG',
+                                                          fallback_linalg.__all__)):
+        lines.append(f'{var} = frozenset({{')
+        lines += [f'    {n!r},' for n in sorted(names)]
+        lines.append('})')
     with open(OUT, 'w') as f:
         f.write('\n'.join(lines) + '\n')
 

@@ -18,9 +18,9 @@ from mxcy.numpy.multiarray import ndarray
 from mxcy.numpy._creation import (array, asarray, zeros, ones, empty, full, arange,
                                   zeros_like, ones_like, full_like, empty_like, eye,
                                   identity, linspace, logspace, meshgrid, indices, hanning,
-                                  hamming, blackman, tril, triu)
+                                  hamming, blackman, tril)
 from mxcy.numpy._ops import (sum, mean, prod, max, min, amax, amin, var, std, argmax,
-                             argmin, cumsum, maximum, minimum, install_unary, install_binary)
+                             argmin, cumsum, maximum, minimum, hypot, install_unary, install_binary)
 from mxcy.numpy._shape_ops import (reshape, ravel, transpose, swapaxes, moveaxis,
                                    expand_dims, squeeze, broadcast_to, broadcast_arrays, tile,
                                    repeat, flip, fliplr, flipud, concatenate, append, stack,
@@ -28,7 +28,7 @@ from mxcy.numpy._shape_ops import (reshape, ravel, transpose, swapaxes, moveaxis
                                    array_split, hsplit, vsplit, dsplit, where, clip, dot,
                                    vdot, inner, outer, matmul, tensordot)
 from mxcy.numpy import _fallback
-from mxcy.numpy._signatures import NP as _NP_SIGNATURES
+from mxcy.numpy._signatures import NP as _NP_SIGNATURES, FALLBACK as _FALLBACK
 from mxcy.numpy import random
 from mxcy.numpy import linalg
 
@@ -64,7 +64,8 @@ for _name, _spec in _NP_SIGNATURES.items():
         continue
     _impl = _fallback.numpy_impl(_name)
     if _impl is not None:
-        globals()[_name] = _fallback.numpy_function(_name, _impl, _spec or '*args **kwargs')
+        globals()[_name] = _fallback.numpy_function(_name, _impl, _spec or '*args **kwargs',
+                                                    scalars=_name in _FALLBACK)
 
 from mxcy.numpy import _methods  # noqa: E402  (needs the functions above)
 _methods.install(ndarray, globals())

@@ -15,7 +15,7 @@ from mxcy.numpy.multiarray import as_array, new_array, ndarray
 
 __all__ = ['array', 'asarray', 'zeros', 'ones', 'empty', 'full', 'arange', 'zeros_like',
            'ones_like', 'full_like', 'empty_like', 'eye', 'identity', 'linspace', 'logspace',
-           'meshgrid', 'indices', 'hanning', 'hamming', 'blackman', 'tril', 'triu']
+           'meshgrid', 'indices', 'hanning', 'hamming', 'blackman', 'tril']
 
 
 def _ctx(ctx):
@@ -205,8 +205,3 @@ blackman = _window(_onp.blackman, 'blackman')
 def tril(m, k=0):
     m = as_array(m)
     return as_array(_onp.tril(m.asnumpy(), k), m.context)
-
-
-def triu(m, k=0):
-    m = as_array(m)
-    return as_array(_onp.triu(m.asnumpy(), k), m.context)

@@ -69,8 +69,11 @@ def _context(args, kwargs):
     return None
 
 
-def numpy_function(name, impl, spec, wrap=True):
-    """An mx.np function with MXNet's signature `spec` computed by NumPy's `impl`."""
+def numpy_function(name, impl, spec, wrap=True, scalars=False):
+    """An mx.np function with MXNet's signature `spec` computed by NumPy's `impl`.
+
+    Array results come back as mx.np arrays; a NumPy scalar result stays a NumPy scalar
+    when `scalars` (MXNet's own fallback names do that), else becomes a 0-d array."""
     sig = signature(spec)
     try:
         impl_params = inspect.signature(impl).parameters
@@ -91,21 +94,21 @@ def numpy_function(name, impl, spec, wrap=True):
             ctx = _context(args, kwargs)
         pos, kw, gap = [], {}, False
         for p in sig.parameters.values():
-            if p.name not in values:
+            if p.name not in values or values[p.name] is DEFAULT:
                 if p.name not in ('ctx', 'out'):
                     gap = True
                 continue
             v = values[p.name]
-            if v is DEFAULT:
-                gap = True
-                continue
             if p.kind is _P.VAR_POSITIONAL:
                 pos.extend(to_numpy(x) for x in v)
             elif p.kind is _P.VAR_KEYWORD:
                 kw.update({k: to_numpy(x) for k, x in v.items()})
-            elif not gap and p.kind is _P.POSITIONAL_OR_KEYWORD:
+            elif impl_params is not None and p.name in impl_params and \
+                    impl_params[p.name].kind is not _P.POSITIONAL_ONLY:
+                kw[p.name] = to_numpy(v)        # by name: MXNet's order may differ
+            elif not gap and not kw and p.kind is _P.POSITIONAL_OR_KEYWORD:
                 pos.append(to_numpy(v))
-            elif takes_kw or p.name in impl_params:
+            elif takes_kw:
                 kw[p.name] = to_numpy(v)
             elif v is not None:
                 raise TypeError(f"{name}: argument {p.name}={v!r} is not supported")
@@ -113,6 +116,8 @@ def numpy_function(name, impl, spec, wrap=True):
             res = impl(*pos, **kw)
         if not wrap:
             return res
+        if not scalars:
+            res = _scalars_as_arrays(res)
         res = wrap_numpy(res, ctx)
         if out is not None:
             out[...] = res
@@ -123,6 +128,14 @@ def numpy_function(name, impl, spec, wrap=True):
     fn.__doc__ = (f"mx.np.{name}: NumPy's {getattr(impl, '__name__', name)} on the values "
                   f"(not recorded by autograd).")
     return fn
+
+
+def _scalars_as_arrays(res):
+    if isinstance(res, _onp.generic):
+        return _onp.asarray(res)
+    if isinstance(res, tuple):
+        return tuple(_scalars_as_arrays(r) for r in res)
+    return res
 
 
 def _msort(a):

@@ -8,23 +8,47 @@ import numbers
 
 import numpy as _onp
 
-from mxcy._ndarray import NDArray
+from mxcy import autograd as _autograd
+from mxcy._ndarray import NDArray, dtype_of
+from mxcy._ndarray import unary as _unary_kernel
+from mxcy._ops import UNARY_OPS
 from mxcy.ndarray import _gen
 from mxcy.numpy.multiarray import _cast, as_array, ndarray, result_dtype
 
 _F32 = _onp.dtype(_onp.float32)
+_AG_STATE = _autograd._STATE     # this thread's recording state
 
-# unary functions that turn an integer (or bool) input into float32, as MXNet's np does
+# unary functions; MXNet 1.9.1's np keeps an integer input's dtype (exp(int32) is int32),
+# only bool inputs become float32
 _FLOAT_UNARY = ('exp', 'log', 'log2', 'log10', 'log1p', 'expm1', 'sqrt', 'cbrt', 'sin',
                 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh',
                 'arcsinh', 'arccosh', 'arctanh', 'reciprocal', 'degrees', 'radians')
 _SAME_UNARY = ('abs', 'sign', 'floor', 'ceil', 'trunc', 'fix', 'rint', 'square',
                'negative')
-_ALIASES = {'absolute': 'abs', 'deg2rad': 'radians', 'rad2deg': 'degrees'}
+_ALIASES = {'absolute': 'abs', 'fabs': 'abs', 'deg2rad': 'radians', 'rad2deg': 'degrees'}
 
 
 def _op(name):
-    return _gen.function(name)
+    """The registry operator `name` called on mx.nd views of mx.np arrays (same memory),
+    its results viewed back as mx.np arrays: the recorded graph holds NDArrays, so a
+    backward that compares arrays (the mask of maximum, max) keeps mx.nd semantics."""
+    fn = _OPS.get(name)
+    if fn is None:
+        fn = _OPS[name] = _nd_call(_gen.function(name))
+    return fn
+
+
+_OPS = {}
+
+
+def _nd_call(fn):
+    def call(*args, **kwargs):
+        args = [a._as_class(NDArray) if type(a) is ndarray else a for a in args]
+        res = fn(*args, **kwargs)
+        if isinstance(res, NDArray):
+            return res._as_class(ndarray)
+        return [r._as_class(ndarray) for r in res]
+    return call
 
 
 def _arr(x, fname, arg='x'):
@@ -51,12 +75,16 @@ def _to_out(res, out, fname):
 
 def _unary(name, nd_name, to_float):
     fn_nd = _op(nd_name)
+    code = UNARY_OPS.get(nd_name)
 
     def fn(x, out=None, **kwargs):
+        if type(x) is ndarray and code is not None and out is None and \
+                dtype_of(x) <= 1 and not _AG_STATE.recording:
+            return _unary_kernel(x, code)       # the C kernel, as mx.nd's op runs it
         if not isinstance(x, NDArray) and isinstance(x, (numbers.Number, _onp.generic)):
             return getattr(_onp, name)(x)
         x = _arr(x, name)
-        if to_float and x.dtype.kind != 'f':
+        if x.dtype == _onp.bool_:
             x = _cast(x, _F32)
         return _to_out(fn_nd(x), out, name)
     fn.__name__ = fn.__qualname__ = name
@@ -109,7 +137,7 @@ def install_binary(namespace):
 def _extremum(name, nd_name):
     def fn(x1, x2, out=None, **kwargs):
         from mxcy.ndarray import elemwise     # mx.nd.maximum: broadcast or scalar op
-        fn_nd = getattr(elemwise, nd_name)
+        fn_nd = _nd_call(getattr(elemwise, nd_name))
         if not isinstance(x1, NDArray) and not isinstance(x2, NDArray):
             return getattr(_onp, name)(x1, x2)
         if not isinstance(x1, NDArray):
@@ -124,6 +152,18 @@ def _extremum(name, nd_name):
         return _to_out(fn_nd(x1, x2), out, name)
     fn.__name__ = fn.__qualname__ = name
     return fn
+
+
+def hypot(x1, x2, out=None, **kwargs):
+    """sqrt(x1**2 + x2**2), elementwise with broadcasting (recorded by autograd)."""
+    if not isinstance(x1, NDArray) and not isinstance(x2, NDArray):
+        return _onp.hypot(x1, x2)
+    if not isinstance(x1, NDArray):
+        x1, x2 = x2, x1
+    x1 = _arr(x1, 'hypot', 'x1')
+    if x1.dtype.kind != 'f':
+        x1 = _cast(x1, _F32)
+    return _to_out(_op('sqrt')(x1 * x1 + x2 * x2), out, 'hypot')
 
 
 maximum = _extremum('maximum', 'maximum')
@@ -187,6 +227,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None):
     a = _arr(a, 'prod', 'a')
     if dtype is not None and a.dtype != _onp.dtype(dtype):
         a = _cast(a, dtype)
+    elif a.dtype == _onp.bool_:
+        a = _cast(a, _onp.int64)
     res = _reduce(a, 'prod', axis, keepdims, 'prod')
     if initial is not None:
         res = res * initial
@@ -207,7 +249,10 @@ amin = _minmax('min', 'amin')
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Variance; as MXNet 1.9.1, an integer input gives a result of its dtype."""
     a = _arr(a, 'var', 'a')
+    if a.dtype.kind != 'f' and dtype is None:
+        return _to_out(_cast(_int_var(a, axis, ddof, keepdims), a.dtype), out, 'var')
     if a.dtype.kind != 'f' or (dtype is not None and a.dtype != _onp.dtype(dtype)):
         a = _cast(a, _F32 if dtype is None else dtype)
     axes = _axes(axis, a.ndim, 'var')
@@ -220,7 +265,23 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
                    'var')
 
 
+def _int_var(a, axis, ddof, keepdims):
+    """MXNet 1.9.1's variance of an integer array: integer arithmetic (the mean and the
+    mean square deviation truncated), returned as float32 holding those integers."""
+    af = _cast(a, _F32)
+    axes = _axes(axis, a.ndim, 'var')
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    d = af - _op('trunc')(_reduce(af, 'mean', axes, True, 'var'))
+    return _op('trunc')(_reduce(d * d, 'sum', axes, keepdims, 'var') * (1.0 / (n - ddof)))
+
+
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a = _arr(a, 'std', 'a')
+    if a.dtype.kind != 'f' and dtype is None:
+        v = _int_var(a, axis, ddof, keepdims)
+        return _to_out(_cast(_op('trunc')(_op('sqrt')(v)), a.dtype), out, 'std')
     return _to_out(_op('sqrt')(var(a, axis, dtype, None, ddof, keepdims)), out, 'std')
 
 

@@ -6,7 +6,7 @@ import numpy as _onp
 
 from mxcy.numpy import _fallback
 from mxcy.numpy._ops import _arr, _axes, _op
-from mxcy.numpy._signatures import LINALG
+from mxcy.numpy._signatures import FALLBACK_LINALG, LINALG
 
 
 def norm(x, ord=None, axis=None, keepdims=False):      # noqa: A002  (NumPy's name)
@@ -32,5 +32,5 @@ def norm(x, ord=None, axis=None, keepdims=False):      # noqa: A002  (NumPy's na
 for _name, _spec in LINALG.items():
     if _name not in globals() and _spec is not None:
         globals()[_name] = _fallback.numpy_function(_name, getattr(_onp.linalg, _name),
-                                                    _spec)
+                                                    _spec, scalars=_name in FALLBACK_LINALG)
 __all__ = sorted(n for n in LINALG if n in globals())

@@ -16,7 +16,9 @@ import numbers
 
 import numpy as _onp
 
+from mxcy import _ndarray
 from mxcy._ndarray import NDArray, dtype_of, new_empty, push_numpy
+from mxcy._ops import BINARY_OPS
 from mxcy.base import DTYPE_CODES, dtype_code
 
 __all__ = ['ndarray', 'result_dtype', 'new_array', 'as_array', 'wrap_numpy']
@@ -98,9 +100,7 @@ def wrap_numpy(value, ctx=None):
         return tuple(wrap_numpy(v, ctx) for v in value)
     if isinstance(value, list):
         return [wrap_numpy(v, ctx) for v in value]
-    if isinstance(value, _onp.generic) and value.dtype in DTYPE_CODES:
-        return as_array(value, ctx)
-    return value
+    return value            # NumPy scalars stay scalars, as MXNet's fallbacks return them
 
 
 def _supported(dt):
@@ -157,15 +157,15 @@ _CAST = []
 def _cast(x, dtype):
     """x as `dtype` through the registry's Cast (recorded by autograd)."""
     if not _CAST:
-        from mxcy.ndarray import _gen
-        _CAST.append(_gen.function('Cast'))
+        from mxcy.numpy._ops import _op
+        _CAST.append(_op('Cast'))
     return _CAST[0](x, dtype=_onp.dtype(dtype).name)
 
 
 def _promote(x, y, name):
     """(x, y) converted to one dtype for a differentiable binary op."""
     if isinstance(y, NDArray):
-        if dtype_of(y) == dtype_of(x):
+        if dtype_of(y) == dtype_of(x) and not (name == 'divide' and dtype_of(x) > 2):
             return x, y
         dt = result_dtype(x.dtype, y.dtype)
         if name == 'divide' and dt.kind not in 'f':
@@ -184,69 +184,68 @@ def _promote(x, y, name):
     return x, y
 
 
-def _arith(name, nd_op):
-    """A binary dunder: NDArray's C path when no promotion is needed (same dtype, or a
-    Python scalar on a float array or, except for division, an int array)."""
-    divide = name == 'divide'
-
-    def op(self, other):
-        c = dtype_of(self)
-        if type(other) is ndarray:
-            if c == dtype_of(other) and c != _BOOL and not (divide and c > 2):
-                return nd_op(self, other)
-        elif type(other) is float or type(other) is int:
-            if c != _BOOL and not (divide and c > 2):
-                return nd_op(self, other)
-        elif not isinstance(other, (NDArray, numbers.Number, _onp.ndarray, _onp.generic,
-                                    list, tuple)):
-            return NotImplemented
-        x, y = _promote(self, other, name)
-        return nd_op(x, y)
-    op.__name__ = name
-    return op
-
-
-def _rarith(name, nd_op):
-    divide = name == 'divide'
-
-    def op(self, other):
-        c = dtype_of(self)
-        if type(other) is float or type(other) is int:
-            if c != _BOOL and not (divide and c > 2):
-                return nd_op(self, other)
-        elif isinstance(other, (list, tuple, _onp.ndarray)):
-            return getattr(as_array(other, self.context), _DUNDER[name])(self)
-        elif not isinstance(other, (numbers.Number, _onp.generic)):
-            return NotImplemented
-        x, y = _promote(self, other, name)
-        return nd_op(x, y)
-    op.__name__ = 'r' + name
-    return op
+_B = BINARY_OPS
+# op code -> (name for promotion, NumPy ufunc, NDArray dunder, operands swapped)
+_HOOK = {
+    _B['add']: ('add', _onp.add, NDArray.__add__, False),
+    _B['subtract']: ('subtract', _onp.subtract, NDArray.__sub__, False),
+    _B['multiply']: ('multiply', _onp.multiply, NDArray.__mul__, False),
+    _B['divide']: ('divide', _onp.true_divide, NDArray.__truediv__, False),
+    _B['modulo']: ('mod', _onp.mod, NDArray.__mod__, False),
+    _B['power']: ('power', _onp.power, NDArray.__pow__, False),
+    _B['rsubtract']: ('subtract', _onp.subtract, NDArray.__sub__, True),
+    _B['rdivide']: ('divide', _onp.true_divide, NDArray.__truediv__, True),
+    _B['rmodulo']: ('mod', _onp.mod, NDArray.__mod__, True),
+    _B['rpower']: ('power', _onp.power, NDArray.__pow__, True),
+}
+_INPLACE = {_B['add']: NDArray.__iadd__, _B['subtract']: NDArray.__isub__,
+            _B['multiply']: NDArray.__imul__, _B['divide']: NDArray.__itruediv__,
+            _B['modulo']: NDArray.__imod__}
+_COMPARE = {_B['equal']: ('equal', _onp.equal), _B['not_equal']: ('not_equal', _onp.not_equal),
+            _B['greater']: ('greater', _onp.greater),
+            _B['greater_equal']: ('greater_equal', _onp.greater_equal),
+            _B['lesser']: ('less', _onp.less), _B['lesser_equal']: ('less_equal',
+                                                                   _onp.less_equal)}
+_OPERANDS = (NDArray, numbers.Number, _onp.ndarray, _onp.generic, list, tuple)
 
 
-_DUNDER = {'add': '__add__', 'subtract': '__sub__', 'multiply': '__mul__',
-           'divide': '__truediv__', 'mod': '__mod__', 'power': '__pow__'}
+def _np_arith(x, other, op, out):
+    """NDArray's C dunders hand an mx.np array here when NumPy semantics are needed
+    (_ndarray_autograd.pxi `_np_special`): comparisons give bool; mixed dtypes, bool
+    arrays and integer division are promoted (through the recorded Cast), then the
+    operation goes back to the C path on operands of one dtype."""
+    if not isinstance(other, _OPERANDS):
+        return NotImplemented
+    cmp = _COMPARE.get(op)
+    if cmp is not None:
+        return _binary_numpy(cmp[0], cmp[1], x, other, _onp.bool_)
+    if out is not None:                     # x OP= other: the result keeps x's dtype
+        if x.dtype == _onp.bool_:
+            raise TypeError(f"mx.np.ndarray: in-place {_HOOK[op][0]} on a bool array is "
+                            f"not supported")
+        if isinstance(other, NDArray) and other.dtype != x.dtype:
+            other = _cast(other, x.dtype)
+        elif not isinstance(other, (NDArray, numbers.Number)):
+            other = as_array(other, x.context, x.dtype)
+        if x.dtype.kind != 'f' and op == _B['divide']:
+            raise TypeError("mx.np.ndarray: in-place true division of an integer array "
+                            "would need a float result; use a = a / b")
+        return _INPLACE[op](x, other)
+    name, ufunc, nd_op, swapped = _HOOK[op]
+    x2, y2 = _promote(x, other, name)
+    if x2.dtype == _onp.bool_ and (not isinstance(y2, NDArray) or y2.dtype == _onp.bool_):
+        if swapped:
+            return _binary_numpy(name, lambda a, b: ufunc(b, a), x2, y2)
+        return _binary_numpy(name, ufunc, x2, y2)
+    if swapped:
+        if isinstance(y2, NDArray):
+            return nd_op(y2, x2)
+        return _RDUNDER[op](x2, y2)
+    return nd_op(x2, y2)
 
 
-def _iarith(name, nd_op):
-    def op(self, other):
-        if isinstance(other, NDArray) and other.dtype != self.dtype:
-            other = _cast(other, self.dtype)
-        elif self.dtype == _onp.bool_:
-            raise TypeError(f"mx.np.ndarray: in-place {name} on a bool array is not "
-                            f"supported")
-        return nd_op(self, other)
-    op.__name__ = 'i' + name
-    return op
-
-
-def _compare(name, fn):
-    def op(self, other):
-        if other is None:
-            return name == 'not_equal'
-        return _binary_numpy(name, fn, self, other, _onp.bool_)
-    op.__name__ = name
-    return op
+_RDUNDER = {_B['rsubtract']: NDArray.__rsub__, _B['rdivide']: NDArray.__rtruediv__,
+            _B['rmodulo']: NDArray.__rmod__, _B['rpower']: NDArray.__rpow__}
 
 
 class ndarray(NDArray):
@@ -328,6 +327,17 @@ class ndarray(NDArray):
     def __reduce__(self):
         return (_from_pickle, (self.asnumpy(),))
 
+    # ------------------------------------------------------------ NumPy's protocols
+    def __array_function__(self, func, types, args, kwargs):
+        """``numpy.f(mx_array)``: mx.np.f when mx.np has it, else NumPy on the values
+        (arrays come back as mx.np arrays, scalars as NumPy scalars), as MXNet 1.9.1."""
+        from mxcy.numpy._interop import array_function
+        return array_function(func, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from mxcy.numpy._interop import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     # ------------------------------------------------------------ conversions
     def as_nd_ndarray(self):
         return self._as_class(NDArray)
@@ -381,30 +391,7 @@ class ndarray(NDArray):
         NDArray.__setitem__(self, _unwrap_key(key), value)
 
     # ------------------------------------------------------------ arithmetic
-    __add__ = _arith('add', NDArray.__add__)
-    __radd__ = _rarith('add', NDArray.__radd__)
-    __sub__ = _arith('subtract', NDArray.__sub__)
-    __rsub__ = _rarith('subtract', NDArray.__rsub__)
-    __mul__ = _arith('multiply', NDArray.__mul__)
-    __rmul__ = _rarith('multiply', NDArray.__rmul__)
-    __truediv__ = _arith('divide', NDArray.__truediv__)
-    __rtruediv__ = _rarith('divide', NDArray.__rtruediv__)
-    __mod__ = _arith('mod', NDArray.__mod__)
-    __rmod__ = _rarith('mod', NDArray.__rmod__)
-    __pow__ = _arith('power', NDArray.__pow__)
-    __rpow__ = _rarith('power', NDArray.__rpow__)
-    __iadd__ = _iarith('add', NDArray.__iadd__)
-    __isub__ = _iarith('subtract', NDArray.__isub__)
-    __imul__ = _iarith('multiply', NDArray.__imul__)
-    __itruediv__ = _iarith('divide', NDArray.__itruediv__)
-    __imod__ = _iarith('mod', NDArray.__imod__)
-
-    __eq__ = _compare('equal', _onp.equal)
-    __ne__ = _compare('not_equal', _onp.not_equal)
-    __gt__ = _compare('greater', _onp.greater)
-    __ge__ = _compare('greater_equal', _onp.greater_equal)
-    __lt__ = _compare('less', _onp.less)
-    __le__ = _compare('less_equal', _onp.less_equal)
+    # + - * / % ** and comparisons: NDArray's C dunders, with `_np_arith` as their hook
 
     def __neg__(self):
         if self.dtype == _onp.bool_:
@@ -467,6 +454,7 @@ class ndarray(NDArray):
 
 
 ndarray.__module__ = 'mxcy.numpy'
+_ndarray._set_np_arith_hook(_np_arith)
 
 
 def _basic_ints(key, ndim):

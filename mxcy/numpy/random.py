@@ -21,7 +21,7 @@ def _size(size, fname):
         return (int(size),)
     try:
         return tuple(int(d) for d in size)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{fname}: size must be an int or a tuple of ints, got "
                         f"{size!r}") from None
 
