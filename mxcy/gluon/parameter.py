@@ -336,3 +336,12 @@ def _in_mode(x):
 
 def _as_numpy(value):
     return value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
+
+
+def __getattr__(name):
+    """``gluon.parameter.ParameterDict``: MXNet defines it in this module (mxcy in
+    parameter_dict.py, which imports this one), and code such as d2l's looks for it here."""
+    if name == 'ParameterDict':
+        from mxcy.gluon.parameter_dict import ParameterDict
+        return ParameterDict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

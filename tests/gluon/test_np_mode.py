@@ -75,6 +75,10 @@ def test_np_mode_trains_like_nd_mode(kind, hybridize):
     assert np_losses[-1].mean() < np_losses[0].mean()       # it learns
 
 
+def test_parameter_dict_is_where_mxnet_keeps_it():
+    assert gluon.parameter.ParameterDict is gluon.ParameterDict     # d2l looks there
+
+
 def test_parameter_data_and_grad_follow_the_mode(np_mode):
     dense = nn.Dense(3, in_units=2)
     dense.initialize()

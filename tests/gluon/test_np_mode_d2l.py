@@ -1,7 +1,8 @@
 """*Dive into Deep Learning*'s own ``d2l.mxnet`` helpers on mxcy through the ``mxnet``
 alias: ``load_data_fashion_mnist`` from local Fashion-MNIST files, the book's LeNet trained
-by ``train_ch6`` (``Accumulator``, ``Timer``, ``evaluate_accuracy_gpu``, ``accuracy``) in
-NumPy mode, in a child interpreter that sees only the alias (``import mxnet``).
+by ``train_ch6`` (``Accumulator``, ``Timer``, ``evaluate_accuracy_gpu``, ``accuracy``), and
+the object-oriented chapters' ``d2l.Trainer`` fitting ``LinearRegression`` and
+``SoftmaxRegression``, in NumPy mode, in a child interpreter that sees only the alias.
 
 d2l 1.0.3 pins an old NumPy, so CI installs it with ``--no-deps`` plus the modules its
 ``mxnet.py`` imports (requests, IPython, matplotlib-inline; pandas and matplotlib come with
@@ -64,6 +65,19 @@ net.add(nn.Conv2D(channels=6, kernel_size=5, padding=2, activation='relu'),
 d2l.train_ch6(net, train_iter, test_iter, num_epochs=4, lr=0.3, device=d2l.try_gpu())
 out['test_acc'] = d2l.evaluate_accuracy_gpu(net, test_iter)
 out['out_type'] = type(net(X)).__name__
+
+# the book's object-oriented chapters: d2l.Trainer fitting its LinearRegression (3.5) on
+# SyntheticRegressionData and SoftmaxRegression (4.5) on its FashionMNIST DataModule
+data = d2l.SyntheticRegressionData(w=np.array([2, -3.4]), b=4.2)
+model = d2l.LinearRegression(lr=0.03)
+d2l.Trainer(max_epochs=3).fit(model, data)
+w, b = model.get_w_b()
+out['linreg_err'] = [float(abs(data.w - w.reshape(data.w.shape)).max()), float(abs(data.b - b))]
+fashion = d2l.FashionMNIST(batch_size=32)
+model = d2l.SoftmaxRegression(num_outputs=10, lr=0.1)
+d2l.Trainer(max_epochs=2).fit(model, fashion)
+X, y = next(iter(fashion.val_dataloader()))
+out['softmax_acc'] = float(model.accuracy(model(X), y))
 print(json.dumps(out))
 '''
 
@@ -104,3 +118,5 @@ def test_d2l_trains_the_books_lenet_on_mxcy(tmp_path):
     assert out['out_type'] == 'ndarray'
     assert 'examples/sec' in proc.stdout and 'test acc' in proc.stdout
     assert out['test_acc'] > 0.5, out       # chance is 0.1
+    assert out['linreg_err'][0] < 0.5 and out['linreg_err'][1] < 0.5, out
+    assert out['softmax_acc'] > 0.5, out
