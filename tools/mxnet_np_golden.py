@@ -15,7 +15,8 @@ It writes, under ``tests/compat/golden_np/``:
 - ``cases.json``: per case the function (``np.sum``, ``np.linalg.norm`` ...), how each
   argument is built (an array input, a list of array inputs, or a JSON literal), the
   keywords, each output's dtype and shape, whether there are gradients, and MXNet's error
-  message for calls MXNet refuses (mxcy must refuse them too).
+  message for calls MXNet refuses (mxcy must refuse them too);
+- ``reprs.json``: ``repr()`` of a few arrays (expression -> MXNet's text).
 
 Sampling functions are recorded by output shape and dtype only (their streams differ).
 Inputs come from a ``RandomState`` seeded by the case index; a rerun gives the same bytes.
@@ -99,7 +100,7 @@ case('median', U) if hasattr(mx.np, 'median') else None
 case('percentile', U, 50)
 case('quantile', U, 0.25, axis=1)
 case('count_nonzero', N)
-case('trace', M)
+case('trace', M, grad=True)
 # creation
 case('zeros', [2, 3])
 case('ones', [2], dtype='int32')
@@ -121,14 +122,14 @@ case('indices', [2, 3])
 case('hanning', 4)
 case('hamming', 4)
 case('blackman', 4)
-case('tril', M)
+case('tril', M, grad=True)
 case('triu', M, 1)
 case('array', [[1, 2], [3, 4]])
 case('array', [True, False])
 case('array', [[1, 2]], dtype='int64')
 case('meshgrid', ('U', (3,)), ('U', (2,)))
-case('diag', V)
-case('diag', M, 1)
+case('diag', V, grad=True)
+case('diag', M, 1, grad=True)
 case('diagflat', ('U', (2,)))
 case('diagonal', M)
 # shapes
@@ -180,7 +181,8 @@ case('broadcast_arrays', V, ('U', (2, 4)))
 case('delete', V, 1)
 case('insert', V, 1, 5.0)
 case('resize', U, [3, 3])
-case('take', U, ('i', (2,)), axis=1)
+case('take', U, ('i', (2,)), axis=1, grad=True)
+case('take', U, ('i', (3,)))
 case('take_along_axis', U, ('i', (2, 1)), axis=1)
 case('pad', U, 1)
 case('pad', U, [[1, 0], [0, 2]], mode='edge')
@@ -197,7 +199,11 @@ case('tensordot', U, ('U', (3, 2)), 1)
 case('inner', U, ('U', (4, 3)))
 case('outer', V, ('U', (3,)))
 case('vdot', V, V)
-case('einsum', 'ij,kj->ik', U, U)
+case('einsum', 'ij,kj->ik', U, U, grad=True)
+case('einsum', 'ij->j', U, grad=True)
+case('einsum', 'i,i', V, V, grad=True)
+case('einsum', 'bij,bjk->bik', ('U', (2, 2, 3)), ('U', (2, 3, 2)), grad=True)
+case('einsum', 'ii->i', M)
 case('kron', U, U) if hasattr(mx.np, 'kron') else None
 case('cross', ('U', (3,)), ('U', (3,))) if hasattr(mx.np, 'cross') else None
 # sorting, searching, sets, counting
@@ -307,6 +313,16 @@ case('random.rand', 2, 3, _sample=True)
 case('random.randn', 2, _sample=True)
 case('random.multinomial', 4, [0.5, 0.5], size=2, _sample=True)
 CASES = [c for c in CASES if c is not None]
+
+# repr(mx.np.array(...)) as MXNet prints it: (expression over mx.np as `np`) -> text
+REPRS = ('np.array([1, 2, 3])', 'np.array(3.5)', 'np.array([[1.5, 2], [3, 4]])',
+         "np.array([1, 2], dtype='int32')", "np.array([1, 2], dtype='int64')",
+         "np.array([1, 2], dtype='float64')", "np.array([1, 2], dtype='float16')",
+         "np.array([1, 2], dtype='uint8')", "np.array([1, 2], dtype='int8')",
+         "np.array([True, False], dtype=bool)", 'np.ones((2, 3, 4))', 'np.arange(100)',
+         'np.zeros((2, 0))', 'np.array(onp.array([1e-8, 1e8]))', 'np.eye(3) * 1e-5',
+         "np.full((3,), -0.5, dtype='float64')", 'np.arange(2000).reshape(2, 1000)',
+         'np.array([[True, False]], dtype=bool)', "np.array(7, dtype='int32')")
 
 
 def make(spec, rng):
@@ -449,6 +465,10 @@ def main():
     write_npz(os.path.join(OUT, 'values.npz'), arrays)
     with open(os.path.join(OUT, 'cases.json'), 'w') as f:
         json.dump(entries, f, indent=0, sort_keys=True)
+        f.write('\n')
+    reprs = {e: repr(eval(e, {'np': mx.np, 'onp': onp})) for e in REPRS}  # noqa: S307
+    with open(os.path.join(OUT, 'reprs.json'), 'w') as f:
+        json.dump(reprs, f, indent=0, sort_keys=True)
         f.write('\n')
     errors = sum('error' in e for e in entries)
     print(f'{len(entries)} cases, {errors} refused by MXNet')

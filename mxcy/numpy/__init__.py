@@ -18,7 +18,7 @@ from mxcy.numpy.multiarray import ndarray
 from mxcy.numpy._creation import (array, asarray, zeros, ones, empty, full, arange,
                                   zeros_like, ones_like, full_like, empty_like, eye,
                                   identity, linspace, logspace, meshgrid, indices, hanning,
-                                  hamming, blackman, tril)
+                                  hamming, blackman)
 from mxcy.numpy._ops import (sum, mean, prod, max, min, amax, amin, var, std, argmax,
                              argmin, cumsum, maximum, minimum, hypot, install_unary, install_binary)
 from mxcy.numpy._shape_ops import (reshape, ravel, transpose, swapaxes, moveaxis,
@@ -26,7 +26,8 @@ from mxcy.numpy._shape_ops import (reshape, ravel, transpose, swapaxes, moveaxis
                                    repeat, flip, fliplr, flipud, concatenate, append, stack,
                                    vstack, row_stack, hstack, dstack, column_stack, split,
                                    array_split, hsplit, vsplit, dsplit, where, clip, dot,
-                                   vdot, inner, outer, matmul, tensordot)
+                                   vdot, inner, outer, matmul, tensordot, take, diag, trace,
+                                   tril, einsum)
 from mxcy.numpy import _fallback
 from mxcy.numpy._signatures import NP as _NP_SIGNATURES, FALLBACK as _FALLBACK
 from mxcy.numpy import random

@@ -15,7 +15,7 @@ from mxcy.numpy.multiarray import as_array, new_array, ndarray
 
 __all__ = ['array', 'asarray', 'zeros', 'ones', 'empty', 'full', 'arange', 'zeros_like',
            'ones_like', 'full_like', 'empty_like', 'eye', 'identity', 'linspace', 'logspace',
-           'meshgrid', 'indices', 'hanning', 'hamming', 'blackman', 'tril']
+           'meshgrid', 'indices', 'hanning', 'hamming', 'blackman']
 
 
 def _ctx(ctx):
@@ -200,8 +200,3 @@ def _window(fn, fname):
 hanning = _window(_onp.hanning, 'hanning')
 hamming = _window(_onp.hamming, 'hamming')
 blackman = _window(_onp.blackman, 'blackman')
-
-
-def tril(m, k=0):
-    m = as_array(m)
-    return as_array(_onp.tril(m.asnumpy(), k), m.context)

@@ -2,7 +2,9 @@
 names (``polyval``, ``unique``, ``searchsorted`` ...) and as mxcy does for the long tail
 (sorting, set operations, histograms, ``einsum``): the inputs are read (waiting for
 their pending writes), NumPy computes, and the results come back as new mx.np arrays.
-These are not recorded by autograd (their results are constants to it).
+These are not recorded by autograd: called while recording on an array of a graph, a
+function with a float result raises (its gradient would be lost silently otherwise);
+integer and boolean results (argsort, nonzero, comparisons) have no gradient to lose.
 
 Each function carries MXNet's ``inspect.signature`` (parameter names from
 `_signatures`); arguments are passed to NumPy by position up to the first one left out,
@@ -12,8 +14,12 @@ import inspect
 
 import numpy as _onp
 
+from mxcy import autograd as _autograd
 from mxcy._ndarray import NDArray
+from mxcy.base import MXNetError
 from mxcy.numpy.multiarray import wrap_numpy
+
+_AG_STATE = _autograd._STATE
 
 _P = inspect.Parameter
 _ABSENT = _P.empty
@@ -114,6 +120,11 @@ def numpy_function(name, impl, spec, wrap=True, scalars=False):
                 raise TypeError(f"{name}: argument {p.name}={v!r} is not supported")
         with _onp.errstate(all='ignore'):
             res = impl(*pos, **kw)
+        if _AG_STATE.recording and _in_graph(list(args) + list(kwargs.values())) and \
+                _has_float(res):
+            raise MXNetError(f"mx.np.{name}: mxcy computes it with NumPy, outside "
+                             f"autograd's graph, so a gradient through it would be lost; "
+                             f"call it outside autograd.record() or on detach()ed inputs")
         if not wrap:
             return res
         if not scalars:
@@ -128,6 +139,22 @@ def numpy_function(name, impl, spec, wrap=True, scalars=False):
     fn.__doc__ = (f"mx.np.{name}: NumPy's {getattr(impl, '__name__', name)} on the values "
                   f"(not recorded by autograd).")
     return fn
+
+
+def _in_graph(values):
+    """Whether an mx array among `values` (or inside lists) is part of autograd's graph."""
+    for v in values:
+        if isinstance(v, NDArray) and v._ag is not None:
+            return True
+        if isinstance(v, (list, tuple)) and _in_graph(v):
+            return True
+    return False
+
+
+def _has_float(res):
+    if isinstance(res, (tuple, list)):
+        return any(_has_float(r) for r in res)
+    return isinstance(res, (_onp.ndarray, _onp.generic)) and res.dtype.kind == 'f'
 
 
 def _scalars_as_arrays(res):

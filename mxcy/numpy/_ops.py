@@ -195,7 +195,7 @@ def _reduced_shape(shape, axes, keepdims):
 def _reduce(a, nd_name, axis, keepdims, fname):
     a = _arr(a, fname, 'a')
     axes = _axes(axis, a.ndim, fname)
-    if not a.ndim:
+    if not a.ndim or not axes:      # a scalar, or axis=(): nothing to reduce (NumPy)
         return _op('_copy')(a)      # recorded: a reduction of a scalar is the scalar
     res = _op(nd_name)(a, axis=axes, keepdims=bool(keepdims))
     want = _reduced_shape(a.shape, axes, keepdims)

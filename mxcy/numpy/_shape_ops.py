@@ -350,3 +350,92 @@ def tensordot(a, b, axes=2):
     bt = transpose(b, axb + free_b) if b.ndim > 1 else b
     res = _op('dot')(at.reshape(-1, k), bt.reshape(k, -1))
     return res.reshape(tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
+
+
+# ---------------------------------------------------------------- gathers and diagonals
+def take(a, indices, axis=None, mode='raise', out=None):
+    """Elements of `a` at `indices` along `axis` (flattened when None), recorded by
+    autograd. mode 'raise' checks the indices first (they are read: a wait)."""
+    a = _arr(a, 'take', 'a')
+    if mode not in ('raise', 'wrap', 'clip'):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    idx = indices if isinstance(indices, NDArray) else as_array(
+        _onp.asarray(indices), a.context, _onp.int64)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    ax = _axes(axis, a.ndim, 'take')[0]
+    if mode == 'raise':
+        n = a.shape[ax]
+        values = idx.asnumpy()
+        if values.size and (values.min() < -n or values.max() >= n):
+            bad = int(values.max() if values.max() >= n else values.min())
+            raise IndexError(f"take: index {bad} is out of bounds for axis {ax} with size "
+                             f"{n}")
+        if values.size and values.min() < 0:
+            idx = as_array(_onp.where(values < 0, values + n, values), a.context, idx.dtype)
+    res = _op('take')(a, idx, axis=ax, mode='clip' if mode == 'raise' else mode)
+    return _to_out(res, out, 'take')
+
+
+def diag(array, k=0):
+    """The k-th diagonal of a 2-D array, or a 2-D array with a 1-D one on it (autograd)."""
+    a = _arr(array, 'diag', 'array')
+    if a.ndim not in (1, 2):
+        raise ValueError(f"diag: input must be 1- or 2-d, got {a.ndim} dimensions")
+    return _op('diag')(a, k=int(k))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, out=None):
+    """Sum along a diagonal (axes 0, 1 of a 2-D array through the registry)."""
+    a = _arr(a, 'trace', 'a')
+    ax1, ax2 = _axes(axis1, a.ndim, 'trace')[0], _axes(axis2, a.ndim, 'trace')[0]
+    d = _op('diag')(a, k=int(offset), axis1=ax1, axis2=ax2)
+    return _to_out(_op('sum')(d, axis=-1).reshape(d.shape[:-1]), out, 'trace')
+
+
+def tril(m, k=0):
+    """The lower triangle of (the last two axes of) `m`, zeros above (autograd: a mask)."""
+    m = _arr(m, 'tril', 'm')
+    if m.ndim < 2:
+        raise ValueError(f"tril: input must have at least 2 dimensions, got {m.ndim}")
+    mask = as_array(_onp.tril(_onp.ones(m.shape[-2:]), k), m.context, m.dtype)
+    return m * mask
+
+
+def einsum(*operands, **kwargs):
+    """Einstein summation through the registry (broadcast products and sums, recorded by
+    autograd); subscripts with '...' or a letter repeated within one operand (diagonals)
+    are computed by NumPy (`_fallback`)."""
+    out = kwargs.pop('out', None)
+    kwargs.pop('optimize', None)
+    if not operands or not isinstance(operands[0], str):
+        raise TypeError("einsum: the first argument must be the subscripts string")
+    spec, arrays = operands[0].replace(' ', ''), operands[1:]
+    inputs, _, output = spec.partition('->')
+    terms = inputs.split(',')
+    if kwargs or '...' in spec or len(terms) != len(arrays) or \
+            any(len(set(t)) != len(t) for t in terms):
+        from mxcy.numpy._fallback import numpy_function
+        res = numpy_function('einsum', _onp.einsum, '*operands **kwargs')(*operands,
+                                                                          **kwargs)
+        return _to_out(res, out, 'einsum')
+    if '->' not in spec:
+        counts = {c: inputs.count(c) for c in inputs if c != ','}
+        output = ''.join(sorted(c for c, n in counts.items() if n == 1))
+    order = list(output) + sorted({c for t in terms for c in t} - set(output))
+    prod = None
+    for term, a in zip(terms, arrays):
+        a = _arr(a, 'einsum', 'operands')
+        if a.ndim != len(term):
+            raise ValueError(f"einsum: operand has {a.ndim} dimensions, subscripts "
+                             f"'{term}' name {len(term)}")
+        present = [c for c in order if c in term]
+        if len(term) > 1:
+            a = transpose(a, [term.index(c) for c in present])
+        sizes = dict(zip(present, a.shape))
+        a = a.reshape(tuple(sizes.get(c, 1) for c in order))
+        prod = a if prod is None else prod * a
+    summed = tuple(range(len(output), len(order)))
+    res = _op('sum')(prod, axis=summed).reshape(prod.shape[:len(output)]) if summed \
+        else prod
+    return _to_out(res, out, 'einsum')

@@ -13,6 +13,7 @@ recorded by autograd as ``mx.nd`` is; comparisons, bitwise ops and mixed dtypes 
 NumPy-backed engine op (or a recorded Cast first).
 """
 import numbers
+import re
 
 import numpy as _onp
 
@@ -28,6 +29,7 @@ _INT16 = _onp.dtype(_onp.int16)
 _DTYPE_OF_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
 _FLOAT32 = _onp.dtype(_onp.float32)
 _DEFAULT_REPR = (_onp.dtype(_onp.float32), _onp.dtype(_onp.bool_))   # printed without dtype
+_SHAPE_IN_REPR = re.compile(r',\s*shape=\([0-9, ]*\)')
 _HIDDEN_BY_NUMPY = (_onp.dtype(_onp.float64), _onp.dtype(_onp.int64), _onp.dtype(_onp.bool_))
 
 
@@ -261,6 +263,8 @@ class ndarray(NDArray):
     def __repr__(self):
         a = self.asnumpy()
         text = _onp.array_repr(a)
+        if a.size:      # NumPy >= 2.2 adds the shape of a summarised array; MXNet does not
+            text = _SHAPE_IN_REPR.sub('', text)
         dt = a.dtype
         if dt in _DEFAULT_REPR:
             if dt not in _HIDDEN_BY_NUMPY:

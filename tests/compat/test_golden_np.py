@@ -143,3 +143,37 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+# the arrays of golden_np/reprs.json (tools/mxnet_np_golden.py REPRS), built here
+REPR_ARRAYS = {
+    'np.array([1, 2, 3])': lambda: np.array([1, 2, 3]),
+    'np.array(3.5)': lambda: np.array(3.5),
+    'np.array([[1.5, 2], [3, 4]])': lambda: np.array([[1.5, 2], [3, 4]]),
+    "np.array([1, 2], dtype='int32')": lambda: np.array([1, 2], dtype='int32'),
+    "np.array([1, 2], dtype='int64')": lambda: np.array([1, 2], dtype='int64'),
+    "np.array([1, 2], dtype='float64')": lambda: np.array([1, 2], dtype='float64'),
+    "np.array([1, 2], dtype='float16')": lambda: np.array([1, 2], dtype='float16'),
+    "np.array([1, 2], dtype='uint8')": lambda: np.array([1, 2], dtype='uint8'),
+    "np.array([1, 2], dtype='int8')": lambda: np.array([1, 2], dtype='int8'),
+    'np.array([True, False], dtype=bool)': lambda: np.array([True, False], dtype=bool),
+    'np.ones((2, 3, 4))': lambda: np.ones((2, 3, 4)),
+    'np.arange(100)': lambda: np.arange(100),
+    'np.zeros((2, 0))': lambda: np.zeros((2, 0)),
+    'np.array(onp.array([1e-8, 1e8]))': lambda: np.array(onp.array([1e-8, 1e8])),
+    'np.eye(3) * 1e-5': lambda: np.eye(3) * 1e-5,
+    "np.full((3,), -0.5, dtype='float64')": lambda: np.full((3,), -0.5, dtype='float64'),
+    'np.arange(2000).reshape(2, 1000)': lambda: np.arange(2000).reshape(2, 1000),
+    'np.array([[True, False]], dtype=bool)': lambda: np.array([[True, False]], dtype=bool),
+    "np.array(7, dtype='int32')": lambda: np.array(7, dtype='int32'),
+}
+REPRS = json.loads((HERE / 'reprs.json').read_text())
+
+
+def test_repr_cases_are_the_recorded_ones():
+    assert set(REPR_ARRAYS) == set(REPRS)
+
+
+@pytest.mark.parametrize('expr', sorted(REPRS))
+def test_repr_as_mxnet(expr):
+    assert repr(REPR_ARRAYS[expr]()) == REPRS[expr]

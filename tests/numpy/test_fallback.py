@@ -67,3 +67,16 @@ def test_numpy_functions_dispatch_to_mx_np():
 def test_bad_call_names_the_function():
     with pytest.raises(TypeError, match='unique: '):
         np.unique(np.ones(2), bogus=1)
+
+
+def test_numpy_computed_functions_refuse_to_lose_a_gradient():
+    from mxcy import autograd
+    from mxcy.base import MXNetError
+    x = np.array([3.0, 1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        idx = np.argsort(x)                 # integer result: nothing to lose
+        with pytest.raises(MXNetError, match='mx.np.sort: mxcy computes it with NumPy'):
+            np.sort(x)
+        y = np.sort(x.detach())             # a constant to the graph
+    assert idx.tolist() == [1, 2, 0] and y.tolist() == [1, 2, 3]

@@ -106,3 +106,9 @@ def test_autograd_std_var():
     y.backward()
     xn = onp.array([1.0, 2.0, 4.0])
     onp.testing.assert_allclose(x.grad.asnumpy(), 2 * (xn - xn.mean()) / 3, rtol=1e-5)
+
+
+def test_empty_axis_tuple_reduces_nothing():
+    a = np.array(X)
+    assert np.sum(a, axis=()).asnumpy().tolist() == X.tolist()
+    assert np.max(np.array(2.0)).shape == ()

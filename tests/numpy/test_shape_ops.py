@@ -83,3 +83,14 @@ def test_products_record_gradients():
         y = np.matmul(w, x).sum() + np.concatenate([w, w]).sum()
     y.backward()
     onp.testing.assert_allclose(w.grad.asnumpy(), onp.array([[0.5, -1.0], [0.5, -1.0]]) + 2)
+
+
+def test_take_modes_and_errors():
+    a = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert np.take(a, [0, -1], axis=1).tolist() == [[1, 3], [4, 6]]
+    assert np.take(a, [5, 7], mode='wrap').tolist() == [6, 2]
+    assert np.take(a, [9], mode='clip').tolist() == [6]
+    with pytest.raises(IndexError, match='take: index 3 is out of bounds for axis 1'):
+        np.take(a, [3], axis=1)
+    assert np.tril(a).tolist() == [[1, 0, 0], [4, 5, 0]]
+    assert np.trace(a).item() == 6 and np.diag(a, 1).tolist() == [2, 6]
