@@ -155,6 +155,10 @@ def test_dataloader_and_split_and_load_give_np_arrays(np_mode):
     cols = gluon.utils.split_data(batches[0][0], 2, batch_axis=1)
     assert type(cols[0]) is mx.np.ndarray
     onp.testing.assert_array_equal(cols[1].asnumpy(), data[:4, 2:])
+    for kwargs in ({'num_workers': 1}, {'num_workers': 1, 'thread_pool': True}):
+        batch = next(iter(gluon.data.DataLoader(dataset, batch_size=4, **kwargs)))
+        assert [type(a) for a in batch] == [mx.np.ndarray] * 2, kwargs
+        onp.testing.assert_array_equal(batch[0].asnumpy(), data[:4])
     npx.reset_np()
     batch = next(iter(gluon.data.DataLoader(dataset, batch_size=4)))
     assert type(batch[0]) is mx.nd.NDArray
