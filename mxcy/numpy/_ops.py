@@ -18,8 +18,8 @@ from mxcy.numpy.multiarray import _cast, as_array, ndarray, result_dtype
 _F32 = _onp.dtype(_onp.float32)
 _AG_STATE = _autograd._STATE     # this thread's recording state
 
-# unary functions; MXNet 1.9.1's np keeps an integer input's dtype (exp(int32) is int32),
-# only bool inputs become float32
+# unary functions (registry ops of the same name); MXNet 1.9.1's np keeps an integer
+# input's dtype (exp(int32) is int32), only bool inputs become float32
 _FLOAT_UNARY = ('exp', 'log', 'log2', 'log10', 'log1p', 'expm1', 'sqrt', 'cbrt', 'sin',
                 'cos', 'tan', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh',
                 'arcsinh', 'arccosh', 'arctanh', 'reciprocal', 'degrees', 'radians')
@@ -73,7 +73,7 @@ def _to_out(res, out, fname):
     return out
 
 
-def _unary(name, nd_name, to_float):
+def _unary(name, nd_name):
     fn_nd = _op(nd_name)
     code = UNARY_OPS.get(nd_name)
 
@@ -93,12 +93,10 @@ def _unary(name, nd_name, to_float):
 
 
 def install_unary(namespace):
-    for name in _FLOAT_UNARY:
-        namespace[name] = _unary(name, name, True)
-    for name in _SAME_UNARY:
-        namespace[name] = _unary(name, name, False)
+    for name in _FLOAT_UNARY + _SAME_UNARY:
+        namespace[name] = _unary(name, name)
     for name, base in _ALIASES.items():
-        namespace[name] = _unary(name, base, base in _FLOAT_UNARY)
+        namespace[name] = _unary(name, base)
 
 
 def _binary(name, dunder, rdunder):
