@@ -48,5 +48,7 @@ from mxcy import util
 from mxcy import contrib
 from mxcy import numpy
 from mxcy import numpy as np
+from mxcy import numpy_extension
+from mxcy import numpy_extension as npx
 
 __version__ = '0.1.0'

@@ -7,13 +7,12 @@ NumPy semantics come in two parts in MXNet:
   scalar and a ``0`` in a shape means a zero-size axis, not "unknown". mxcy arrays always
   accept scalar and zero-size shapes, so the switch only records the request; it is kept
   per thread and ``is_np_shape()`` reports it, as code written for MXNet checks it.
-* **array** (``np_array`` / ``use_np_array`` / ``set_np(array=True)``): Gluon and the
-  operators return ``mx.np.ndarray``. mxcy has no ``mx.np`` interface, so turning it on
-  raises MXNetError naming the missing feature; ``is_np_array()`` is always False and
-  turning it off is allowed.
+* **array** (``np_array`` / ``use_np_array`` / ``set_np(array=True)``): Gluon returns
+  ``mx.np.ndarray`` (Parameter.data(), blocks, losses, DataLoader batches) and a hybridized
+  block traces with ``F.np``/``F.npx``. Kept per thread, as MXNet keeps it.
 
 ``use_np`` / ``use_np_shape`` / ``use_np_array`` decorate a function or a class (every
-method defined in its body); the error, if any, comes when the decorated code runs.
+method defined in its body); the switches are on while it runs and restored after.
 """
 import functools
 import inspect
@@ -22,7 +21,6 @@ import threading
 
 import numpy as np
 
-from mxcy.base import MXNetError
 
 __all__ = ['is_np_array', 'is_np_shape', 'np_array', 'np_shape', 'set_np', 'reset_np',
            'set_np_shape', 'use_np', 'use_np_array', 'use_np_shape', 'getenv', 'setenv',
@@ -30,8 +28,6 @@ __all__ = ['is_np_array', 'is_np_shape', 'np_array', 'np_shape', 'set_np', 'rese
            'wrap_np_binary_func', 'get_gpu_count', 'py_str']
 
 _STATE = threading.local()
-_NO_NP_ARRAY = ("mxcy has no NumPy array interface (mx.np / mx.npx), so NumPy array "
-                "semantics cannot be turned on; use mx.nd arrays")
 
 
 def is_np_shape():
@@ -40,8 +36,8 @@ def is_np_shape():
 
 
 def is_np_array():
-    """Whether NumPy array semantics are on: always False in mxcy (no ``mx.np``)."""
-    return False
+    """Whether NumPy array semantics are on in this thread (``npx.set_np()``)."""
+    return getattr(_STATE, 'array', False)
 
 
 def set_np_shape(active):
@@ -51,10 +47,11 @@ def set_np_shape(active):
     return previous
 
 
-def _set_np_array(active, where):
-    if active:
-        raise MXNetError(f"{where}: {_NO_NP_ARRAY}")
-    return False
+def _set_np_array(active):
+    """Turn NumPy array semantics on or off in this thread; returns the previous state."""
+    previous = is_np_array()
+    _STATE.array = bool(active)
+    return previous
 
 
 def set_np(shape=True, array=True):
@@ -62,8 +59,8 @@ def set_np(shape=True, array=True):
     if array and not shape:
         raise ValueError("set_np: NumPy array semantics need NumPy shape semantics "
                          "(shape=True)")
-    _set_np_array(array, 'set_np(array=True)')
     set_np_shape(shape)
+    _set_np_array(array)
 
 
 def reset_np():
@@ -93,8 +90,8 @@ def np_shape(active=True):
 
 
 def np_array(active=True):
-    """A ``with`` scope with NumPy array semantics on (raises) or off."""
-    return _Scope(lambda on: _set_np_array(on, 'np_array(True)'), active)
+    """A ``with`` scope with NumPy array semantics on (or off, `active=False`)."""
+    return _Scope(_set_np_array, active)
 
 
 def _decorate(func, scopes, where):
@@ -123,7 +120,7 @@ def use_np_shape(func):
 
 
 def use_np_array(func):
-    """Run `func` with NumPy array semantics on: raises when it runs (no ``mx.np``)."""
+    """Run `func` (or every method of a class) with NumPy array semantics on."""
     return _decorate(func, [np_array], 'use_np_array')
 
 

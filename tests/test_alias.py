@@ -56,6 +56,13 @@ for stmt in ('from mxnet import np', 'from mxnet import npx', 'import mxnet.nump
         errors[stmt] = [type(err).__name__, str(err)]
 out['errors'] = errors
 out['np_is_mxcy'] = mx.np is mxcy.numpy and sys.modules['mxnet.numpy'] is mxcy.numpy
+from mxnet import np as mnp, npx as mnpx
+import mxnet.numpy_extension
+mnpx.set_np()
+z = mnpx.relu(mnp.array([[-1., 2.]]) @ mnp.ones((2, 2)))
+out['npx'] = [mnpx is mxcy.numpy_extension, mxnet.numpy_extension is mxcy.numpy_extension,
+              type(z).__name__, z.asnumpy().tolist()]
+mnpx.reset_np()
 
 # one Gluon training step, values checked by the parent
 net = nn.Dense(1, in_units=2)
@@ -134,9 +141,8 @@ def test_alias_imports_train_pickle_and_uninstall(tmp_path, capsys):
     assert out['errors']['from mxnet import np'] is None       # mx.np is mxcy.numpy
     assert out['errors']['import mxnet.numpy'] is None
     assert out['np_is_mxcy']
-    if out['errors']['from mxnet import npx'] is not None:      # until mx.npx exists
-        kind, msg = out['errors']['from mxnet import npx']
-        assert kind == 'ImportError' and 'mx.npx is not available in mxcy yet' in msg, msg
+    assert out['errors']['from mxnet import npx'] is None
+    assert out['npx'] == [True, True, 'ndarray', [[1.0, 1.0]]]
     kind, msg = out['errors']['import mxnet.nonexistent_module']
     assert kind == 'ModuleNotFoundError' and 'mxnet.nonexistent_module' in msg
 

@@ -1,5 +1,5 @@
-"""mx.util: NumPy-semantics switches (shape recorded, array refused: no mx.np), their
-scopes and decorators, environment helpers and the ufunc-keyword wrappers."""
+"""mx.util: NumPy-semantics switches (shape and array, per thread), their scopes and
+decorators, environment helpers and the ufunc-keyword wrappers."""
 import os
 import threading
 
@@ -33,21 +33,28 @@ def test_np_shape_switch_scope_and_thread_locality():
     assert mx.nd.zeros(()).shape == () and mx.nd.zeros((0, 3)).shape == (0, 3)
 
 
-def test_np_array_is_refused_by_name_and_off_is_allowed():
+def test_np_array_switch_scope_and_thread_locality():
     assert not util.is_np_array()
-    with pytest.raises(mx.MXNetError, match=r'set_np\(array=True\).*mx.np'):
-        util.set_np()
+    util.set_np()
+    assert util.is_np_array() and util.is_np_shape()
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(util.is_np_array()))
+    thread.start()
+    thread.join()
+    assert seen == [False]                      # per thread, as in MXNet
+    assert mx.npx.is_np_array() and mx.npx.set_np is util.set_np
     with pytest.raises(ValueError, match='need NumPy shape semantics'):
         util.set_np(shape=False, array=True)
     util.set_np(shape=True, array=False)
     assert util.is_np_shape() and not util.is_np_array()
     util.reset_np()
-    assert not util.is_np_shape()
-    with util.np_array(False):
-        assert not util.is_np_array()
-    with pytest.raises(mx.MXNetError, match='np_array'):
-        with util.np_array():
-            pass
+    assert not util.is_np_shape() and not util.is_np_array()
+    with util.np_array():
+        assert util.is_np_array()
+        with util.np_array(False):
+            assert not util.is_np_array()
+        assert util.is_np_array()
+    assert not util.is_np_array()
 
 
 def test_decorators_act_when_the_code_runs():
@@ -62,12 +69,19 @@ def test_decorators_act_when_the_code_runs():
             return util.is_np_shape()
     assert Block().forward() is True
 
-    @util.use_np                                # decorating works; running refuses
-    def needs_np():
-        return 1
-    with pytest.raises(mx.MXNetError, match='mx.np'):
-        needs_np()
-    assert not util.is_np_shape()               # the scope was unwound
+    @util.use_np
+    def both():
+        return util.is_np_shape(), util.is_np_array()
+    assert both() == (True, True)
+    assert not util.is_np_shape() and not util.is_np_array()     # unwound
+
+    @util.use_np_array
+    def fails():
+        assert util.is_np_array()
+        raise KeyError('inside')
+    with pytest.raises(KeyError):
+        fails()
+    assert not util.is_np_array()               # unwound after an exception too
 
 
 def test_env_module_and_small_helpers():

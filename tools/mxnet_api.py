@@ -46,6 +46,9 @@ NAMESPACES = {
     'nd.contrib': (mx.nd.contrib, ('mxnet.ndarray.contrib',)),
     'test_utils': (mx.test_utils, ('mxnet.test_utils',)),
     'operator': (mx.operator, ('mxnet.operator',)),
+    'npx': (mx.npx, ('mxnet.numpy_extension', 'mxnet.numpy_extension.utils', 'mxnet.util',
+                     'mxnet.context', 'mxnet.base', 'mxnet.ndarray.ndarray')),
+    'npx.random': (mx.npx.random, ('mxnet.numpy_extension.random',)),
     # mx.np: its own definitions and NumPy's functions it re-exports as fallbacks
     'np': (mx.np, ('mxnet.numpy', 'mxnet.numpy.multiarray', 'mxnet.numpy.stride_tricks',
                    'mxnet.numpy.io', 'mxnet.numpy.function_base', 'mxnet.ndarray.numpy',

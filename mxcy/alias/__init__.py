@@ -25,8 +25,8 @@ there and ``__init__.py`` is unchanged; anything else in the directory stays.
 ``mxnet.__version__`` is ``mxcy.__version__`` (``'0.1.0'`` today), not MXNet's ``'1.9.1'``: the
 alias does not claim to be a release of MXNet. A script that compares versions
 (``if mx.__version__ >= '1.6'``) sees an old version and takes its old-MXNet branch.
-``from mxnet import np`` (``import mxnet.numpy``) gives ``mxcy.numpy``; a part of MXNet's
-NumPy interface that mxcy does not have yet (``npx``) raises an ImportError saying so.
+MXNet's NumPy interface comes along: ``from mxnet import np, npx`` gives ``mxcy.numpy`` and
+``mxcy.numpy_extension``, so code written for ``npx.set_np()`` (the d2l book's) runs unchanged.
 """
 import hashlib
 import importlib.machinery

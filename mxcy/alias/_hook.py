@@ -15,10 +15,10 @@ The ``mxnet/__init__.py`` that ``python -m mxcy.alias install`` writes calls
 invariant: no module is ever executed under an ``mxnet.`` name; the finder only maps names.
 
 ``mxnet`` is a module of its own (``__name__ == 'mxnet'``) rather than ``mxcy`` itself put
-under a second name, so that ``from mxnet import np`` reaches this finder (Python imports
-``<module.__name__>.np`` for a from-import of a missing name) and can say why it fails:
-MXNet's NumPy interface (``mx.np``, ``mx.npx``) is not in mxcy yet. These messages retire by
-themselves: once ``mxcy.numpy`` exists, the alias maps to it like any other module.
+under a second name, so that a from-import of a name mxcy lacks reaches this finder and gets
+Python's usual error. MXNet's NumPy interface comes through like the rest:
+``from mxnet import np, npx`` gives ``mxcy.numpy`` and ``mxcy.numpy_extension`` (attributes
+of mxcy), and ``import mxnet.numpy`` / ``mxnet.numpy_extension`` the same modules.
 """
 import importlib
 import importlib.abc
@@ -26,21 +26,6 @@ import importlib.util
 import sys
 
 PREFIX = 'mxnet.'
-
-# MXNet's NumPy interface: the names an MXNet 1.9.1 script imports it by, and the mx.* name
-# each stands for in the message.
-NUMPY_NAMES = {'np': 'mx.np', 'numpy': 'mx.np', 'npx': 'mx.npx', 'numpy_extension': 'mx.npx'}
-
-
-def numpy_missing_message(what, name):
-    """The message for MXNet's NumPy interface, which mxcy does not have yet."""
-    import mxcy
-    label = NUMPY_NAMES[name]
-    return (f"{what}: {label} is not available in mxcy yet: mxcy {mxcy.__version__} (imported "
-            "here as mxnet through the mxcy alias) has no MXNet NumPy interface (mx.np, "
-            "mx.npx); use the NDArray API (mx.nd, Gluon in NDArray mode), or run this script "
-            "on MXNet")
-
 
 class AliasLoader(importlib.abc.Loader):
     """Loads ``mxnet.<rest>`` by importing ``mxcy.<rest>`` and putting that module in
@@ -73,12 +58,6 @@ class AliasFinder(importlib.abc.MetaPathFinder):
         except ModuleNotFoundError:
             real_spec = None
         if real_spec is None:
-            missing = [part for part in rest.split('.') if part in NUMPY_NAMES]
-            if missing:
-                # an ImportError, not ModuleNotFoundError: `from mxnet import np` then shows
-                # this message instead of Python's generic "cannot import name 'np'"
-                raise ImportError(numpy_missing_message(f"cannot import {fullname}", missing[0]),
-                                  name=fullname)
             return None   # Python raises its usual "No module named 'mxnet.<rest>'"
         return importlib.util.spec_from_loader(fullname, AliasLoader(real_name),
                                                is_package=real_spec.submodule_search_locations
@@ -109,8 +88,6 @@ def activate(namespace):
             return getattr(mxcy, name)
         except AttributeError:
             pass
-        if name in NUMPY_NAMES:
-            raise AttributeError(numpy_missing_message(f"mxnet.{name}", name))
         raise AttributeError(f"module 'mxnet' (the mxcy alias) has no attribute {name!r}: "
                              f"mxcy {mxcy.__version__} has no mx.{name}")
 

@@ -8,8 +8,9 @@ parent. ``save_parameters`` writes the attribute path of each parameter (``seq.0
 in MXNet's NDArray format; ``load_parameters`` reads that and the older full-name form.
 
 A HybridBlock's ``hybrid_forward(F, x, ...)`` runs on NDArrays (``F`` = ``mx.nd``) or, to
-trace a graph, on Symbols (``F`` = ``mx.sym``). After ``hybridize()`` each call runs the
-traced graph through an executor (see `_cached.py`).
+trace a graph, on Symbols (``F`` = ``mx.sym``; ``F.np``/``F.npx`` under ``npx.set_np()``,
+when outputs are mx.np arrays). After ``hybridize()`` each call runs the traced graph
+through an executor (see `_cached.py`).
 """
 import re
 import threading
@@ -21,7 +22,7 @@ from mxcy import ndarray as _nd
 from mxcy import symbol as _sym
 from mxcy._ndarray import NDArray
 from mxcy.base import MXNetError
-from mxcy.gluon.parameter import DeferredInitializationError, Parameter
+from mxcy.gluon.parameter import DeferredInitializationError, Parameter, _in_mode
 from mxcy.gluon.parameter_dict import ParameterDict
 from mxcy.gluon.utils import HookHandle
 from mxcy.ndarray import io as _io
@@ -413,7 +414,7 @@ class HybridBlock(Block):
     def forward(self, x, *args):
         if isinstance(x, NDArray):
             if self._active:
-                return self._call_cached(x, *args)
+                return _in_mode(self._call_cached(x, *args))
             ctx = x.context
             try:
                 params = {k: v.data(ctx) for k, v in self._reg_params.items()}
@@ -422,7 +423,7 @@ class HybridBlock(Block):
                 for p in self.params.values():
                     p._finish_deferred_init()
                 params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-            return self.hybrid_forward(_nd, x, *args, **params)
+            return _in_mode(self.hybrid_forward(_nd, x, *args, **params))
         if not isinstance(x, Symbol):
             raise TypeError(f"{type(self).__name__}: the first input must be an NDArray or "
                             f"a Symbol, got {type(x).__name__}")

@@ -14,6 +14,7 @@ from mxcy._ndarray import NDArray
 from mxcy.base import MXNetError
 from mxcy.context import Context, cpu, current_context
 from mxcy import ndarray as _nd
+from mxcy import util as _util
 
 _REQS = ('write', 'add', 'null')
 
@@ -187,22 +188,30 @@ class Parameter:
                            "later does not include Parameters of nested child Blocks")
 
     # ------------------------------------------------------------ access
+    # under npx.set_np() the arrays are handed out as mx.np.ndarray (the same memory and
+    # autograd record; MXNet does the same)
     def data(self, ctx=None):
         """The array on `ctx` (the only one when there is one context)."""
-        return self._check_and_get(self._data, ctx)
+        return _in_mode(self._check_and_get(self._data, ctx))
 
     def list_data(self):
-        if self._data is None:
-            self._check_and_get(None, None)         # raises, saying why
-        return list(self._data)
+        return _in_mode(self._nd_list('data'))
 
     def grad(self, ctx=None):
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
-        return self._check_and_get(self._grad, ctx)
+        return _in_mode(self._check_and_get(self._grad, ctx))
 
     def list_grad(self):
+        return _in_mode(self._nd_list('grad'))
+
+    def _nd_list(self, which):
+        """list_data() / list_grad() as mx.nd arrays in either mode (for the Trainer)."""
+        if which == 'data':
+            if self._data is None:
+                self._check_and_get(None, None)         # raises, saying why
+            return list(self._data)
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' "
                                "because grad_req='null'")
@@ -317,5 +326,22 @@ class Constant(Parameter):
         self._grad_req = 'null'
 
 
+def _in_mode(x):
+    """`x` (an array or a list of them) as mx.np.ndarray under npx.set_np(), else as is."""
+    if _util.is_np_array():
+        from mxcy.numpy_extension._op import as_np
+        return as_np(x)
+    return x
+
+
 def _as_numpy(value):
     return value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
+
+
+def __getattr__(name):
+    """``gluon.parameter.ParameterDict``: MXNet defines it in this module (mxcy in
+    parameter_dict.py, which imports this one), and code such as d2l's looks for it here."""
+    if name == 'ParameterDict':
+        from mxcy.gluon.parameter_dict import ParameterDict
+        return ParameterDict
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,6 +10,7 @@ import numpy as np
 from mxcy import symbol as _sym
 from mxcy._ndarray import NDArray
 from mxcy.gluon.block import HybridBlock, _flatten
+from mxcy.gluon.parameter import _in_mode
 from mxcy.gluon.parameter_dict import ParameterDict
 from mxcy.symbol.symbol import Symbol
 
@@ -69,7 +70,7 @@ class SymbolBlock(HybridBlock):
 
     def forward(self, x, *args):
         if isinstance(x, NDArray):
-            return self._call_cached(x, *args)
+            return _in_mode(self._call_cached(x, *args))       # mx.np under set_np()
         if not isinstance(x, Symbol):
             raise TypeError(f"SymbolBlock: inputs must be NDArrays or Symbols, got "
                             f"{type(x).__name__}")

@@ -193,7 +193,7 @@ class Trainer:
                     waiting.append(param)
                     continue
                 idx = index[id(param)]
-                arrays = param.list_data()
+                arrays = param._nd_list('data')
                 self._kvstore.broadcast(idx, arrays[0], out=arrays)
         self._params_to_init = waiting
 
@@ -234,14 +234,14 @@ class Trainer:
         for param in self._params:
             if param.grad_req == 'null' or param._data is None:
                 continue
-            for data, g in zip(param.list_data(), param.list_grad()):
+            for data, g in zip(param._nd_list('data'), param._nd_list('grad')):
                 fresh[id(g)] = data._fresh_grad
         return fresh
 
     @staticmethod
     def _mark_used(param):
         """The Parameter's gradients were used: clear its fresh flags (MXNet's rule)."""
-        for data in param.list_data():
+        for data in param._nd_list('data'):
             data._fresh_grad = False
 
     def _check_stale(self, fresh, ignore_stale_grad):
@@ -250,7 +250,7 @@ class Trainer:
         for param in self._params:
             if param.grad_req == 'null':
                 continue
-            for data, g in zip(param.list_data(), param.list_grad()):
+            for data, g in zip(param._nd_list('data'), param._nd_list('grad')):
                 if not fresh.get(id(g), False):
                     raise _stale(param, data)
 
@@ -286,11 +286,11 @@ class Trainer:
         for i, param in enumerate(self._params):
             if param.grad_req == 'null':
                 continue
-            grads = param.list_grad()
+            grads = param._nd_list('grad')
             if self._update_on_kvstore:
                 if not self._distributed and not any(fresh.get(id(g)) for g in grads):
                     continue        # all stale, ignored (every rank must push: dist pushes)
-                self._kvstore.pushpull(i, grads, out=param.list_data(), priority=-i)
+                self._kvstore.pushpull(i, grads, out=param._nd_list('data'), priority=-i)
             else:
                 self._kvstore.pushpull(i, grads, out=grads, priority=-i)
             self._mark_used(param)
@@ -317,9 +317,9 @@ class Trainer:
         for i, param in enumerate(self._params):
             if param._grad_req == 'null':
                 continue
-            datas, grads = param._data, param._grad     # (lists, not copied: read only)
+            datas, grads = param._data, param._grad     # mx.nd lists, not copied: read only
             if datas is None or grads is None:
-                datas, grads = param.list_data(), param.list_grad()     # raise, saying why
+                datas, grads = param._nd_list('data'), param._nd_list('grad')   # raise, saying why
             if len(datas) != len(self._updaters):
                 raise MXNetError(f"Trainer: Parameter '{param.name}' is on {len(datas)} "
                                  f"contexts, the Trainer was made for {len(self._updaters)}")

@@ -13,6 +13,7 @@ import numpy as np
 
 from mxcy import ndarray as nd
 from mxcy._ndarray import NDArray
+from mxcy.util import is_np_array
 
 __all__ = ['split_data', 'split_and_load', 'clip_global_norm', 'check_sha1', 'download',
            'replace_file', 'shape_is_known', 'HookHandle']
@@ -32,8 +33,9 @@ def split_data(data, num_slice, batch_axis=0, even_split=True):
     bounds = np.cumsum([0] + [each + 1] * extras + [each] * (num_slice - extras))
     if batch_axis == 0:
         return [data[int(bounds[i]):int(bounds[i + 1])] for i in range(num_slice)]
-    return [nd.slice_axis(data, axis=batch_axis, begin=int(bounds[i]), end=int(bounds[i + 1]))
-            for i in range(num_slice)]
+    cls = type(data)        # an mx.np.ndarray gives mx.np slices
+    return [nd.slice_axis(data, axis=batch_axis, begin=int(bounds[i]),
+                          end=int(bounds[i + 1]))._as_class(cls) for i in range(num_slice)]
 
 
 def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
@@ -41,6 +43,8 @@ def split_and_load(data, ctx_list, batch_axis=0, even_split=True):
     into one slice per context of `ctx_list`, each slice copied to its context."""
     if not isinstance(data, NDArray):
         data = nd.array(data, ctx=ctx_list[0])
+        if is_np_array():           # MXNet's split_and_load makes an mx.np array then
+            data = data.as_np_ndarray()
     if len(ctx_list) == 1:
         return [data.as_in_context(ctx_list[0])]
     slices = split_data(data, len(ctx_list), batch_axis, even_split)

@@ -24,8 +24,9 @@ One array, in the layouts MXNet 1.x has written over time:
 Type flags: float32=0 float64=1 float16=2 uint8=3 int32=4 int8=5 int64=6 bool=7.
 
 Choices: a "none" array (V1/V2/legacy with ndim 0) loads as an empty float32
-array of shape ``(0,)``.  ``dumps`` writes V2 unless some array is 0-d; then
-the whole file is V3, exactly as MXNet does in numpy-shape mode (MXNet reads
+array of shape ``(0,)``.  ``dumps`` writes V2 unless some array is 0-d or
+NumPy shape semantics are on (``npx.set_np()``); then the whole file is V3, exactly as
+MXNet does in numpy-shape mode (MXNet reads
 such a file only under ``npx.set_np()``).  Loading an empty list or empty dict
 gives ``[]``, like MXNet.  Duplicate keys are an error.
 
@@ -75,9 +76,11 @@ def _as_saveable(arr, what):
     return np.asarray(arr, dtype=le, order='C'), flag
 
 
-def dumps(arrays):
+def dumps(arrays, np_shape=False):
     """Serialize a list/tuple of numpy arrays, or a dict str -> numpy array,
-    to the bytes that MXNet 1.9.1's ``mx.nd.save`` writes."""
+    to the bytes that MXNet 1.9.1's ``mx.nd.save`` writes (in the NumPy-shape layout,
+    V3, with `np_shape`: MXNet writes that under ``npx.set_np()`` and then loads only
+    that)."""
     if isinstance(arrays, dict):
         keys = list(arrays)
         for k in keys:
@@ -91,7 +94,7 @@ def dumps(arrays):
     else:
         raise TypeError('mx.nd.save: expected a list, tuple or dict of numpy '
                         'arrays, got %s' % type(arrays).__name__)
-    np_shape = any(a.ndim == 0 for a, _ in items)
+    np_shape = np_shape or any(a.ndim == 0 for a, _ in items)
     magic = V3_MAGIC if np_shape else V2_MAGIC
     out = [_HEAD.pack(LIST_MAGIC, 0, len(items))]
     for a, flag in items:

@@ -18,6 +18,7 @@ from mxcy.base import DTYPE_CODES, DTYPE_NAMES
 from mxcy.context import cpu
 from mxcy.ndarray import _serialization
 from mxcy.ndarray.utils import array
+from mxcy.util import is_np_shape
 
 __all__ = ['load', 'load_frombuffer', 'save']
 
@@ -47,7 +48,7 @@ def _to_numpy(data):
 
 def save(fname, data):
     """Save arrays to `fname` in MXNet 1.x's binary NDArray format."""
-    payload = _serialization.dumps(_to_numpy(data))
+    payload = _serialization.dumps(_to_numpy(data), np_shape=is_np_shape())
     if hasattr(fname, 'write'):
         fname.write(payload)
         return

@@ -10,7 +10,7 @@ from mxcy.operator import array_ops, gather_ops, la_ops, random_ops, contrib_ops
 from mxcy.operator import nn_extra, spatial_ops, pdf_ops, contrib_nn, box_ops  # noqa: F401
 from mxcy.operator import optimizer_ops, optimizer_multi_ops, optimizer_contrib_ops  # noqa: F401
 from mxcy.operator import detection_ops, deformable_ops, roi_pool_ops, hawkes_ops  # noqa: F401
-from mxcy.operator import fused_loss  # noqa: F401
+from mxcy.operator import fused_loss, npx_ops  # noqa: F401
 from mxcy.operator.custom import CustomOp, CustomOpProp, register
 from mxcy.operator.introspect import (get_all_registered_operators, get_operator_arguments,
                                       OperatorArguments)

@@ -82,3 +82,5 @@ EXCLUSIONS.update({
     'np:ndarray': "MXNet builds an ndarray from a C handle (ndarray(handle, writable)); mxcy "
                   "arrays come from mx.np.array/zeros/... or as_np_ndarray(), not handles",
 })
+EXCLUSIONS['npx:check_call'] = ("checks the return code of MXNet's C API; mxcy has no C "
+                                "API, its errors are Python exceptions")

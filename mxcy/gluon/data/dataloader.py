@@ -19,6 +19,7 @@ from mxcy.context import Context, cpu_pinned
 from mxcy.gluon.data import sampler as _sampler
 from mxcy.gluon.data._shm import NDLeaf
 from mxcy.gluon.data._workers import MultiWorkerIter, ProcessWorkers, ThreadWorkers
+from mxcy.util import is_np_array
 
 __all__ = ['DataLoader', 'default_batchify_fn', 'default_mp_batchify_fn']
 
@@ -67,6 +68,11 @@ def _as_in_context(data, ctx):
             if not hasattr(data, '_fields') else type(data)(*(_as_in_context(x, ctx)
                                                               for x in data))
     return data
+
+
+def _as_np(batch):
+    from mxcy.numpy_extension._op import as_np
+    return as_np(batch)
 
 
 def _check_count(value, name):
@@ -140,9 +146,14 @@ class DataLoader:
             self.refresh()
 
     def _post(self):
+        # under npx.set_np() (when the pass starts) the default batchify gives mx.np arrays
+        to_np = is_np_array() and self._batchify_fn in (default_batchify_fn,
+                                                        default_mp_batchify_fn)
         if not self._pin_memory:
-            return None
+            return _as_np if to_np else None
         ctx = cpu_pinned(self._pin_device_id)
+        if to_np:
+            return lambda batch: _as_np(_as_in_context(batch, ctx))
         return lambda batch: _as_in_context(batch, ctx)
 
     def _prefetch_iter(self):
