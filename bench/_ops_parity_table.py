@@ -390,7 +390,8 @@ add('contrib.box_iou', C('corner', L(_boxes(1, 1024)[0].tolist()),
                          L(_boxes(1, 256)[0].tolist()), g=False))
 add('contrib.box_decode', C('f32', U(4, 1024, 4, s=0.3), L(_ANCHORS.tolist()), std0=0.1,
                             std1=0.1, std2=0.2, std3=0.2))
-add('contrib.box_encode', C('f32', I(-1, 2, 4, 1024), I(0, 8, 4, 1024), L(_ANCHORS.tolist()),
+add('contrib.box_encode', C('f32', I(-1, 2, 4, 1024), I(0, 8, 4, 1024),
+                            L(np.repeat(_ANCHORS, 4, 0).tolist()),
                             L(_boxes(4, 8).tolist()), L([0.0, 0.0, 0.0, 0.0]),
                             L([0.1, 0.1, 0.2, 0.2]), g=False))
 add('contrib.bipartite_matching', C('f32', U(256, 256), threshold=-0.5, g=False))

@@ -188,9 +188,18 @@ class Worker:
                 else:
                     ans = {'s': self.run(req['key'], req['mode'], req['inner'])}
             except Exception as err:  # noqa: BLE001 -- reported as the figure's note
-                ans = {'error': f'{type(err).__name__}: {err}'.splitlines()[0][:200]}
+                ans = {'error': error_note(err)}
             out.write(json.dumps(ans) + '\n')
             out.flush()
+
+
+def error_note(err):
+    """One line for a failed figure: MXNet's message is the last 'Error' line of its
+    C++ traceback."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    named = [ln for ln in lines if 'Error' in ln or 'error' in ln]
+    text = (named or lines or [''])[-1]
+    return f'{type(err).__name__}: {text}'[:200]
 
 
 def figure_line(key, mode, lib, ms, floor_ms=None, note=None):
@@ -214,7 +223,7 @@ def run_alone(lib, keys, reps):
                     for v in variants:
                         best[v] = min(best.get(v, 1e9), w.run(key, v, inner[v]))
             except Exception as err:  # noqa: BLE001
-                note = f'{type(err).__name__}: {err}'.splitlines()[0][:200]
+                note = error_note(err)
             figure_line(key, mode, lib, best[mode] * 1e3 if mode in best else None,
                         best['np'] * 1e3 if 'np' in best else None, note)
 

@@ -40,13 +40,33 @@ def _convert_grad(g, src, dst):
     return np.concatenate([g[..., :2] + g[..., 2:], (g[..., 2:] - g[..., :2]) / 2], -1)
 
 
-def _iou(a, b):
-    lo = np.maximum(a[:2], b[:, :2])
-    hi = np.minimum(a[2:], b[:, 2:])
-    inter = np.prod(np.clip(hi - lo, 0, None), axis=1)
-    area = lambda x: np.prod(np.clip(x[..., 2:] - x[..., :2], 0, None), axis=-1)
-    union = area(a) + area(b) - inter
+def pairwise_iou(a, b):
+    """(m, n) IoU of corner boxes a (m, 4) with b (n, 4); 0 where the union is empty.
+    Width and height are separate (m, n) arrays: no (m, n, 2) temporaries."""
+    clip0 = lambda v: np.maximum(v, 0, out=v)
+    w = clip0(np.minimum(a[:, None, 2], b[:, 2]) - np.maximum(a[:, None, 0], b[:, 0]))
+    h = clip0(np.minimum(a[:, None, 3], b[:, 3]) - np.maximum(a[:, None, 1], b[:, 1]))
+    inter = w * h
+    area = lambda x: np.maximum(x[:, 2] - x[:, 0], 0) * np.maximum(x[:, 3] - x[:, 1], 0)
+    union = area(a)[:, None] + area(b)[None, :] - inter
     return np.where(union > 0, inter / np.where(union > 0, union, 1), 0)
+
+
+def greedy_keep(n, overlaps, block=512):
+    """Greedy suppression over n candidates in order: (kept indices, suppressed mask).
+    ``overlaps(lo, hi)`` gives the bool (hi - lo, n) rows "candidate i suppresses j";
+    i is kept unless a kept candidate before it suppresses it. Rows come in blocks, so
+    memory stays block x n."""
+    suppressed = np.zeros(n, bool)
+    kept = []
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        rows = overlaps(lo, hi)
+        for i in range(lo, hi):
+            if not suppressed[i]:
+                kept.append(i)
+                suppressed[i + 1:] |= rows[i - lo, i + 1:]
+    return np.array(kept, np.int64), suppressed
 
 
 @register_op
@@ -80,18 +100,18 @@ class _contrib_box_nms(NumpyOp):
         valid = scores > p.valid_thresh
         if p.id_index >= 0:     # MXNet drops the background class, -1 (its default) too
             valid &= rows[:, p.id_index] != p.background_id
-        order = [i for i in np.argsort(-scores, kind='stable') if valid[i]]
+        order = np.argsort(-scores, kind='stable')
+        order = order[valid[order]]
         if p.topk > 0:
             order = order[:p.topk]
-        boxes = _corner(rows[:, p.coord_start:p.coord_start + 4], p.in_format)
-        kept = []
-        for i in order:
-            rivals = [j for j in kept if p.force_suppress or p.id_index < 0 or
-                      rows[j, p.id_index] == rows[i, p.id_index]]
-            if rivals and np.any(_iou(boxes[i], boxes[rivals]) > p.overlap_thresh):
-                continue
-            kept.append(i)
-        return kept
+        boxes = _corner(rows[order, p.coord_start:p.coord_start + 4], p.in_format)
+        ids = rows[order, p.id_index]
+        by_class = not (p.force_suppress or p.id_index < 0)
+
+        def overlaps(lo, hi):
+            over = pairwise_iou(boxes[lo:hi], boxes) > p.overlap_thresh
+            return over & (ids[lo:hi, None] == ids[None, :]) if by_class else over
+        return order[greedy_keep(len(order), overlaps)[0]]
 
     def compute(self, p, x):
         flat = x.reshape((-1,) + x.shape[-2:])
@@ -209,7 +229,7 @@ class _contrib_ROIAlign(NumpyOp):
             sel = np.flatnonzero(bs == b)
             img = data[b].astype(np.float64).transpose(1, 0, 2).reshape(h, c * w)
             t = (wy[sel].reshape(-1, h) @ img).reshape(len(sel), ph * c, w)
-            full[sel] = (t @ wx[sel].transpose(0, 2, 1)).reshape(
+            full[sel] = (t @ np.ascontiguousarray(wx[sel].transpose(0, 2, 1))).reshape(
                 len(sel), ph, c, pw).transpose(0, 2, 1, 3)
         if not p.position_sensitive:
             return full

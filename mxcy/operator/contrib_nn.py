@@ -11,6 +11,8 @@ the interleaved attention products, AdaptiveAvgPooling2D and BilinearResize2D.
 * BilinearResize2D(data, height, width | scale_height, scale_width): bilinear resampling
   with corners aligned (MXNet's default mode 'size').
 """
+import math
+
 import numpy as np
 
 from mxcy.operator._numpy_op import NumpyOp
@@ -22,6 +24,18 @@ def _contrib(cls):
     cls.name = '_contrib_' + cls.__name__
     cls.aliases = ()
     return register_op(cls)
+
+
+def _bt(x):
+    """(B, m, n) -> contiguous (B, n, m): NumPy's stacked matmul skips BLAS for a
+    transposed view (a naive loop, ~500x slower)."""
+    return np.ascontiguousarray(x.transpose(0, 2, 1))
+
+
+def _scale(d):
+    """1 / sqrt(d) as a Python float: a NumPy float64 scalar would turn float32 data
+    into float64 (and its matmul off BLAS)."""
+    return 1.0 / math.sqrt(d)
 
 
 def _heads(x, h, parts):
@@ -72,13 +86,13 @@ class interleaved_matmul_selfatt_qk(_Att):
 
     def compute(self, p, x):
         q, k, _ = _heads(x, p.heads, 3)
-        return (q / np.sqrt(q.shape[2])) @ k.transpose(0, 2, 1)
+        return (q * _scale(q.shape[2])) @ _bt(k)
 
     def grad(self, p, dys, xs, ys):
         x, dy = xs[0], dys[0]
         q, k, v = _heads(x, p.heads, 3)
-        scale = 1 / np.sqrt(q.shape[2])
-        return (_unheads([dy @ k * scale, dy.transpose(0, 2, 1) @ q * scale, 0 * v],
+        scale = _scale(q.shape[2])
+        return (_unheads([dy @ k * scale, _bt(dy) @ q * scale, 0 * v],
                          x.shape, p.heads),)
 
 
@@ -107,8 +121,8 @@ class interleaved_matmul_selfatt_valatt(_Att):
         x, att = xs
         q, k, v = _heads(x, p.heads, 3)
         dout = _heads(dys[0], p.heads, 1)[0]
-        return (_unheads([0 * q, 0 * k, att.transpose(0, 2, 1) @ dout], x.shape, p.heads),
-                dout @ v.transpose(0, 2, 1))
+        return (_unheads([0 * q, 0 * k, _bt(att) @ dout], x.shape, p.heads),
+                dout @ _bt(v))
 
 
 @_contrib
@@ -131,15 +145,15 @@ class interleaved_matmul_encdec_qk(_Att):
     def compute(self, p, queries, kv):
         q = _heads(queries, p.heads, 1)[0]
         k, _ = _heads(kv, p.heads, 2)
-        return (q / np.sqrt(q.shape[2])) @ k.transpose(0, 2, 1)
+        return (q * _scale(q.shape[2])) @ _bt(k)
 
     def grad(self, p, dys, xs, ys):
         queries, kv = xs
         q = _heads(queries, p.heads, 1)[0]
         k, v = _heads(kv, p.heads, 2)
-        scale, dy = 1 / np.sqrt(q.shape[2]), dys[0]
+        scale, dy = _scale(q.shape[2]), dys[0]
         return (_unheads([dy @ k * scale], queries.shape, p.heads),
-                _unheads([dy.transpose(0, 2, 1) @ q * scale, 0 * v], kv.shape, p.heads))
+                _unheads([_bt(dy) @ q * scale, 0 * v], kv.shape, p.heads))
 
 
 @_contrib
@@ -166,8 +180,8 @@ class interleaved_matmul_encdec_valatt(_Att):
         kv, att = xs
         k, v = _heads(kv, p.heads, 2)
         dout = _heads(dys[0], p.heads, 1)[0]
-        return (_unheads([0 * k, att.transpose(0, 2, 1) @ dout], kv.shape, p.heads),
-                dout @ v.transpose(0, 2, 1))
+        return (_unheads([0 * k, _bt(att) @ dout], kv.shape, p.heads),
+                dout @ _bt(v))
 
 
 def _adaptive_matrix(size, n):

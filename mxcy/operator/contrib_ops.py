@@ -18,6 +18,7 @@ import numpy as np
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
+from mxcy.operator.box_ops import pairwise_iou
 from mxcy.operator.tensor import check_axis
 
 
@@ -102,13 +103,7 @@ class box_iou(NumpyOp):
         if p.format == 'center':
             a = np.concatenate([a[:, :2] - a[:, 2:] / 2, a[:, :2] + a[:, 2:] / 2], 1)
             b = np.concatenate([b[:, :2] - b[:, 2:] / 2, b[:, :2] + b[:, 2:] / 2], 1)
-        lo = np.maximum(a[:, None, :2], b[None, :, :2])
-        hi = np.minimum(a[:, None, 2:], b[None, :, 2:])
-        inter = np.prod(np.clip(hi - lo, 0, None), axis=2)
-        area = lambda x: np.prod(np.clip(x[:, 2:] - x[:, :2], 0, None), axis=1)
-        union = area(a)[:, None] + area(b)[None, :] - inter
-        iou = np.where(union > 0, inter / np.where(union > 0, union, 1), 0)
-        return iou.reshape(lhs.shape[:-1] + rhs.shape[:-1])
+        return pairwise_iou(a, b).reshape(lhs.shape[:-1] + rhs.shape[:-1])
 
 
 @_contrib
