@@ -338,15 +338,18 @@ class bipartite_matching(NumpyOp):
         for b, s in enumerate(flat):
             order = np.argsort(s, axis=None, kind='stable')
             order = order if p.is_ascend else order[::-1]
-            count = 0
-            for k in order:
-                i, j = divmod(int(k), m)
-                v = s[i, j]
-                if (v >= p.threshold) if p.is_ascend else (v <= p.threshold):
-                    break
-                if rows[b, i] < 0 and cols[b, j] < 0:
+            vals = s.reshape(-1)[order]
+            # the scan stops at the first pair past the threshold (NaN does not stop it)
+            ok = ~(vals >= p.threshold) if p.is_ascend else ~(vals <= p.threshold)
+            stop = len(ok) if ok.all() else int(np.argmin(ok))
+            row_free, col_free = [True] * n, [True] * m
+            count, limit = 0, min(n, m)
+            for k in order[:stop].tolist():
+                i, j = divmod(k, m)
+                if row_free[i] and col_free[j]:
+                    row_free[i] = col_free[j] = False
                     rows[b, i], cols[b, j] = j, i
                     count += 1
-                    if 0 < p.topk <= count:
+                    if count == limit or 0 < p.topk <= count:
                         break
         return rows.reshape(lead + (n,)), cols.reshape(lead + (m,))
