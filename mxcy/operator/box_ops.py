@@ -49,7 +49,12 @@ def pairwise_iou(a, b):
     inter = w * h
     area = lambda x: np.maximum(x[:, 2] - x[:, 0], 0) * np.maximum(x[:, 3] - x[:, 1], 0)
     union = area(a)[:, None] + area(b)[None, :] - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0)
+    with np.errstate(all='ignore'):
+        iou = inter / union
+    empty = ~(union > 0)
+    if empty.any():             # a fix-up only where needed (np.where over every pair is slow)
+        iou[empty] = 0
+    return iou
 
 
 def greedy_keep(n, overlaps, block=512):

@@ -76,8 +76,18 @@ def _iou_corner(a, b):
     inter = w * h
     union = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]))[:, None] + \
         (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    return _ratio_or_zero(inter, union)
+
+
+def _ratio_or_zero(inter, union):
+    """inter / union, 0 where union <= 0 (a fix-up only where needed: np.where over
+    every pair costs ten divisions)."""
     with np.errstate(all='ignore'):
-        return np.where(union > 0, inter / np.where(union > 0, union, F32(1)), F32(0))
+        iou = inter / union
+    empty = ~(union > 0)
+    if empty.any():
+        iou[empty] = 0
+    return iou
 
 
 def _center(b):
