@@ -11,7 +11,7 @@ flows back to its input row (through the format conversion); other rows get zero
 """
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
+from mxcy.operator._numpy_op import NumpyOp, bmm, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -234,7 +234,7 @@ class _contrib_ROIAlign(NumpyOp):
             sel = np.flatnonzero(bs == b)
             img = data[b].astype(np.float64).transpose(1, 0, 2).reshape(h, c * w)
             t = (wy[sel].reshape(-1, h) @ img).reshape(len(sel), ph * c, w)
-            full[sel] = (t @ np.ascontiguousarray(wx[sel].transpose(0, 2, 1))).reshape(
+            full[sel] = bmm(t, np.ascontiguousarray(wx[sel].transpose(0, 2, 1))).reshape(
                 len(sel), ph, c, pw).transpose(0, 2, 1, 3)
         if not p.position_sensitive:
             return full
@@ -258,7 +258,7 @@ class _contrib_ROIAlign(NumpyOp):
         g = np.zeros(data.shape, np.float64)
         for b in np.unique(bs):
             sel = np.flatnonzero(bs == b)
-            u = dy[sel] @ wx[sel][:, None]                    # (Rb, C, ph, W)
+            u = bmm(dy[sel], wx[sel][:, None])                # (Rb, C, ph, W)
             u = u.transpose(0, 2, 1, 3).reshape(-1, c * w)     # (Rb ph, C W)
             g[b] = (wy[sel].reshape(-1, h).T @ u).reshape(h, c, w).transpose(1, 0, 2)
         return g, None
