@@ -234,7 +234,7 @@ class _contrib_ROIAlign(NumpyOp):
             sel = np.flatnonzero(bs == b)
             img = data[b].astype(np.float64).transpose(1, 0, 2).reshape(h, c * w)
             t = (wy[sel].reshape(-1, h) @ img).reshape(len(sel), ph * c, w)
-            full[sel] = bmm(t, np.ascontiguousarray(wx[sel].transpose(0, 2, 1))).reshape(
+            full[sel] = bmm(t, wx[sel].transpose(0, 2, 1)).reshape(
                 len(sel), ph, c, pw).transpose(0, 2, 1, 3)
         if not p.position_sensitive:
             return full
