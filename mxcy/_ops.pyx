@@ -11,10 +11,11 @@ from libc.math cimport (sqrt, exp, log, fabs, tanh, floor, ceil, round, log1p, e
                         sin, cos, fmod, pow, trunc, log2, log10, cbrt, atan, tan, hypot,
                         NAN)
 from libc.stdint cimport int8_t, uint8_t, uint16_t, int32_t, int64_t
+from libc.stdio cimport snprintf
 from libc.string cimport memcpy, memmove, memset, strncpy
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
-from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, run_parts
+from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, ERR_INDEX, run_parts
 
 import math
 
@@ -564,3 +565,4 @@ include "_ops_optim.pxi"
 include "_ops_index.pxi"
 include "_ops_pick.pxi"
 include "_ops_bn.pxi"
+include "_ops_roi.pxi"

@@ -130,9 +130,9 @@ class _histogram(NumpyOp):
         return list(in_types), ['int64', edges], []
 
     def compute(self, p, x, bins=None):
-        if bins is None:
-            lo, hi = (float(v) for v in p.range)
-            bins = np.linspace(lo, hi, p.bin_cnt + 1)
+        if bins is None:        # NumPy's equal-bin path: the same counts as with the
+            lo, hi = (float(v) for v in p.range)     # linspace edges, no binary search
+            return np.histogram(x.astype(np.float64), p.bin_cnt, (lo, hi))
         hist, edges = np.histogram(x.astype(np.float64), bins.astype(np.float64))
         return hist, edges
 

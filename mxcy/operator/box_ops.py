@@ -11,7 +11,7 @@ flows back to its input row (through the format conversion); other rows get zero
 """
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
+from mxcy.operator._numpy_op import NumpyOp, bmm, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -40,13 +40,38 @@ def _convert_grad(g, src, dst):
     return np.concatenate([g[..., :2] + g[..., 2:], (g[..., 2:] - g[..., :2]) / 2], -1)
 
 
-def _iou(a, b):
-    lo = np.maximum(a[:2], b[:, :2])
-    hi = np.minimum(a[2:], b[:, 2:])
-    inter = np.prod(np.clip(hi - lo, 0, None), axis=1)
-    area = lambda x: np.prod(np.clip(x[..., 2:] - x[..., :2], 0, None), axis=-1)
-    union = area(a) + area(b) - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1), 0)
+def pairwise_iou(a, b):
+    """(m, n) IoU of corner boxes a (m, 4) with b (n, 4); 0 where the union is empty.
+    Width and height are separate (m, n) arrays: no (m, n, 2) temporaries."""
+    clip0 = lambda v: np.maximum(v, 0, out=v)
+    w = clip0(np.minimum(a[:, None, 2], b[:, 2]) - np.maximum(a[:, None, 0], b[:, 0]))
+    h = clip0(np.minimum(a[:, None, 3], b[:, 3]) - np.maximum(a[:, None, 1], b[:, 1]))
+    inter = w * h
+    area = lambda x: np.maximum(x[:, 2] - x[:, 0], 0) * np.maximum(x[:, 3] - x[:, 1], 0)
+    union = area(a)[:, None] + area(b)[None, :] - inter
+    with np.errstate(all='ignore'):
+        iou = inter / union
+    empty = ~(union > 0)
+    if empty.any():             # a fix-up only where needed (np.where over every pair is slow)
+        iou[empty] = 0
+    return iou
+
+
+def greedy_keep(n, overlaps, block=512):
+    """Greedy suppression over n candidates in order: (kept indices, suppressed mask).
+    ``overlaps(lo, hi)`` gives the bool (hi - lo, n) rows "candidate i suppresses j";
+    i is kept unless a kept candidate before it suppresses it. Rows come in blocks, so
+    memory stays block x n."""
+    suppressed = np.zeros(n, bool)
+    kept = []
+    for lo in range(0, n, block):
+        hi = min(n, lo + block)
+        rows = overlaps(lo, hi)
+        for i in range(lo, hi):
+            if not suppressed[i]:
+                kept.append(i)
+                suppressed[i + 1:] |= rows[i - lo, i + 1:]
+    return np.array(kept, np.int64), suppressed
 
 
 @register_op
@@ -80,18 +105,18 @@ class _contrib_box_nms(NumpyOp):
         valid = scores > p.valid_thresh
         if p.id_index >= 0:     # MXNet drops the background class, -1 (its default) too
             valid &= rows[:, p.id_index] != p.background_id
-        order = [i for i in np.argsort(-scores, kind='stable') if valid[i]]
+        order = np.argsort(-scores, kind='stable')
+        order = order[valid[order]]
         if p.topk > 0:
             order = order[:p.topk]
-        boxes = _corner(rows[:, p.coord_start:p.coord_start + 4], p.in_format)
-        kept = []
-        for i in order:
-            rivals = [j for j in kept if p.force_suppress or p.id_index < 0 or
-                      rows[j, p.id_index] == rows[i, p.id_index]]
-            if rivals and np.any(_iou(boxes[i], boxes[rivals]) > p.overlap_thresh):
-                continue
-            kept.append(i)
-        return kept
+        boxes = _corner(rows[order, p.coord_start:p.coord_start + 4], p.in_format)
+        ids = rows[order, p.id_index]
+        by_class = not (p.force_suppress or p.id_index < 0)
+
+        def overlaps(lo, hi):
+            over = pairwise_iou(boxes[lo:hi], boxes) > p.overlap_thresh
+            return over & (ids[lo:hi, None] == ids[None, :]) if by_class else over
+        return order[greedy_keep(len(order), overlaps)[0]]
 
     def compute(self, p, x):
         flat = x.reshape((-1,) + x.shape[-2:])
@@ -116,25 +141,30 @@ class _contrib_box_nms(NumpyOp):
         return (g.reshape(x.shape),)
 
 
-def _bilinear_taps(y, x, h, w):
-    """Detectron's bilinear taps at (y, x): [(row, col, weight)], none outside."""
-    if y < -1.0 or y > h or x < -1.0 or x > w:
-        return []
-    y, x = max(y, 0.0), max(x, 0.0)
-    y0, x0 = int(y), int(x)
-    if y0 >= h - 1:
-        y0 = y1 = h - 1
-        y = float(y0)
-    else:
-        y1 = y0 + 1
-    if x0 >= w - 1:
-        x0 = x1 = w - 1
-        x = float(x0)
-    else:
-        x1 = x0 + 1
-    ly, lx = y - y0, x - x0
-    hy, hx = 1 - ly, 1 - lx
-    return [(y0, x0, hy * hx), (y0, x1, hy * lx), (y1, x0, ly * hx), (y1, x1, ly * lx)]
+def _axis_weights(start, bin_size, grid, pooled, size):
+    """ROIAlign along one axis, per roi: (R, pooled, size) weights whose row i averages the
+    bilinear taps of bin i's ``grid`` samples (Detectron's rules: a sample outside
+    [-1, size] reads nothing, positions below 0 read 0, at or past size - 1 read the last
+    row alone). Bilinear taps and the sample grid are separable, so the 2-D mean over a
+    bin is A[i] . image . B[j]^T."""
+    r_n = start.shape[0]
+    g_max = max(int(grid.max()) if r_n else 0, 1)
+    g = np.arange(g_max)[None, None, :]
+    gr = grid[:, None, None].astype(np.float64)
+    live = g < gr                                                   # (R, 1, G)
+    pos = (start[:, None, None] + np.arange(pooled)[None, :, None] * bin_size[:, None, None]
+           + (g + 0.5) * bin_size[:, None, None] / np.maximum(gr, 1))  # (R, P, G)
+    keep = live & (pos >= -1.0) & (pos <= size)
+    pos = np.maximum(pos, 0.0)
+    lo = np.minimum(np.floor(pos), size - 1).astype(np.int64)
+    edge = lo >= size - 1
+    hi = np.where(edge, lo, lo + 1)
+    frac = np.where(edge, 0.0, pos - lo)
+    share = keep / np.maximum(gr, 1)
+    row = (np.arange(r_n)[:, None, None] * pooled + np.arange(pooled)[None, :, None]) * size
+    w = np.bincount((row + lo).ravel(), ((1 - frac) * share).ravel(), r_n * pooled * size)
+    w += np.bincount((row + hi).ravel(), (frac * share).ravel(), r_n * pooled * size)
+    return w.reshape(r_n, pooled, size)
 
 
 @register_op
@@ -167,50 +197,70 @@ class _contrib_ROIAlign(NumpyOp):
             c //= ph * pw
         return [tuple(d), tuple(r)], [(r[0], c, ph, pw)], []
 
-    def _samples(self, p, data, rois):
-        """Yield (roi, out channel slice, in channel slice, i, j, batch, taps, count)."""
+    def _weights(self, p, data, rois):
+        """(batch of each roi, row weights (R, ph, H), column weights (R, pw, W))."""
         n, c, h, w = data.shape
         ph, pw = p.pooled_size
-        cout = c // (ph * pw) if p.position_sensitive else c
+        rois = rois.astype(np.float64)
+        b = rois[:, 0].astype(np.int64)
+        bad = np.flatnonzero((b < 0) | (b >= n))
+        if bad.size:
+            raise IndexError(f"{self.name}: rois[{bad[0]}] names batch {b[bad[0]]}, data "
+                             f"has {n}")
         off = 0.5 if p.aligned else 0.0
-        for r, roi in enumerate(rois):
-            b = int(roi[0])
-            if not 0 <= b < n:
-                raise IndexError(f"{self.name}: rois[{r}] names batch {b}, data has {n}")
-            x1, y1, x2, y2 = (v * p.spatial_scale - off for v in roi[1:])
-            rw, rh = x2 - x1, y2 - y1
-            if not p.aligned:
-                rw, rh = max(rw, 1.0), max(rh, 1.0)
-            bh, bw = rh / ph, rw / pw
-            gh = p.sample_ratio if p.sample_ratio > 0 else int(np.ceil(rh / ph))
-            gw = p.sample_ratio if p.sample_ratio > 0 else int(np.ceil(rw / pw))
-            count = max(gh * gw, 1)
-            for i in range(ph):
-                for j in range(pw):
-                    cin = slice((i * pw + j) * cout, (i * pw + j + 1) * cout) \
-                        if p.position_sensitive else slice(None)
-                    taps = []
-                    for iy in range(gh):
-                        y = y1 + i * bh + (iy + 0.5) * bh / gh
-                        for ix in range(gw):
-                            x = x1 + j * bw + (ix + 0.5) * bw / gw
-                            taps += _bilinear_taps(y, x, h, w)
-                    yield r, cin, i, j, b, taps, count
+        x1, y1, x2, y2 = (rois[:, k] * p.spatial_scale - off for k in range(1, 5))
+        rw, rh = x2 - x1, y2 - y1
+        if not p.aligned:
+            rw, rh = np.maximum(rw, 1.0), np.maximum(rh, 1.0)
+        if p.sample_ratio > 0:
+            gh = gw = np.full(len(rois), p.sample_ratio)
+        else:
+            gh, gw = np.ceil(rh / ph).astype(np.int64), np.ceil(rw / pw).astype(np.int64)
+        return b, _axis_weights(y1, rh / ph, gh, ph, h), _axis_weights(x1, rw / pw, gw, pw, w)
+
+    def _group(self, p, c):
+        """position_sensitive: (output channels, in-channel index [i, j, c'])."""
+        ph, pw = p.pooled_size
+        cout = c // (ph * pw)
+        return cout, (np.arange(ph * pw)[:, None] * cout + np.arange(cout)).reshape(ph, pw,
+                                                                                   cout)
 
     def compute(self, p, data, rois):
-        out = np.zeros(self.infer_shape(p, [data.shape, rois.shape])[1][0], np.float64)
-        for r, cin, i, j, b, taps, count in self._samples(p, data, rois):
-            for yy, xx, wt in taps:
-                out[r, :, i, j] += wt * data[b, cin, yy, xx]
-            out[r, :, i, j] /= count
-        return out
+        n, c, h, w = data.shape
+        ph, pw = p.pooled_size
+        bs, wy, wx = self._weights(p, data, rois)
+        full = np.zeros((len(rois), c, ph, pw), np.float64)
+        for b in np.unique(bs):
+            sel = np.flatnonzero(bs == b)
+            img = data[b].astype(np.float64).transpose(1, 0, 2).reshape(h, c * w)
+            t = (wy[sel].reshape(-1, h) @ img).reshape(len(sel), ph * c, w)
+            full[sel] = bmm(t, wx[sel].transpose(0, 2, 1)).reshape(
+                len(sel), ph, c, pw).transpose(0, 2, 1, 3)
+        if not p.position_sensitive:
+            return full
+        cout, chan = self._group(p, c)
+        i, j = np.meshgrid(np.arange(ph), np.arange(pw), indexing='ij')
+        # out[r, c', i, j] = full[r, (i pw + j) cout + c', i, j]
+        return full[:, chan, i[..., None], j[..., None]].transpose(0, 3, 1, 2)
 
     def grad(self, p, dys, xs, ys):
         data, rois = xs
+        n, c, h, w = data.shape
+        ph, pw = p.pooled_size
+        bs, wy, wx = self._weights(p, data, rois)
+        dy = dys[0].astype(np.float64)
+        if p.position_sensitive:
+            cout, chan = self._group(p, c)
+            full = np.zeros((len(rois), c, ph, pw), np.float64)
+            i, j = np.meshgrid(np.arange(ph), np.arange(pw), indexing='ij')
+            full[:, chan, i[..., None], j[..., None]] = dy.transpose(0, 2, 3, 1)
+            dy = full
         g = np.zeros(data.shape, np.float64)
-        for r, cin, i, j, b, taps, count in self._samples(p, data, rois):
-            for yy, xx, wt in taps:
-                g[b, cin, yy, xx] += wt * dys[0][r, :, i, j] / count
+        for b in np.unique(bs):
+            sel = np.flatnonzero(bs == b)
+            u = bmm(dy[sel], wx[sel][:, None])                # (Rb, C, ph, W)
+            u = u.transpose(0, 2, 1, 3).reshape(-1, c * w)     # (Rb ph, C W)
+            g[b] = (wy[sel].reshape(-1, h).T @ u).reshape(h, c, w).transpose(1, 0, 2)
         return g, None
 
 

@@ -11,9 +11,11 @@ the interleaved attention products, AdaptiveAvgPooling2D and BilinearResize2D.
 * BilinearResize2D(data, height, width | scale_height, scale_width): bilinear resampling
   with corners aligned (MXNet's default mode 'size').
 """
+import math
+
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator._numpy_op import NumpyOp, bmm
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -22,6 +24,17 @@ def _contrib(cls):
     cls.name = '_contrib_' + cls.__name__
     cls.aliases = ()
     return register_op(cls)
+
+
+def _bt(x):
+    """(B, m, n) -> (B, n, m), a view."""
+    return x.transpose(0, 2, 1)
+
+
+def _scale(d):
+    """1 / sqrt(d) as a Python float: a NumPy float64 scalar would turn float32 data
+    into float64 (and its matmul off BLAS)."""
+    return 1.0 / math.sqrt(d)
 
 
 def _heads(x, h, parts):
@@ -72,13 +85,13 @@ class interleaved_matmul_selfatt_qk(_Att):
 
     def compute(self, p, x):
         q, k, _ = _heads(x, p.heads, 3)
-        return (q / np.sqrt(q.shape[2])) @ k.transpose(0, 2, 1)
+        return bmm(q * _scale(q.shape[2]), _bt(k))
 
     def grad(self, p, dys, xs, ys):
         x, dy = xs[0], dys[0]
         q, k, v = _heads(x, p.heads, 3)
-        scale = 1 / np.sqrt(q.shape[2])
-        return (_unheads([dy @ k * scale, dy.transpose(0, 2, 1) @ q * scale, 0 * v],
+        scale = _scale(q.shape[2])
+        return (_unheads([bmm(dy, k) * scale, bmm(_bt(dy), q) * scale, 0 * v],
                          x.shape, p.heads),)
 
 
@@ -101,14 +114,14 @@ class interleaved_matmul_selfatt_valatt(_Att):
 
     def compute(self, p, x, att):
         _, _, v = _heads(x, p.heads, 3)
-        return _merge(att @ v, x.shape[0], x.shape[1], p.heads)
+        return _merge(bmm(att, v), x.shape[0], x.shape[1], p.heads)
 
     def grad(self, p, dys, xs, ys):
         x, att = xs
         q, k, v = _heads(x, p.heads, 3)
         dout = _heads(dys[0], p.heads, 1)[0]
-        return (_unheads([0 * q, 0 * k, att.transpose(0, 2, 1) @ dout], x.shape, p.heads),
-                dout @ v.transpose(0, 2, 1))
+        return (_unheads([0 * q, 0 * k, bmm(_bt(att), dout)], x.shape, p.heads),
+                bmm(dout, _bt(v)))
 
 
 @_contrib
@@ -131,15 +144,15 @@ class interleaved_matmul_encdec_qk(_Att):
     def compute(self, p, queries, kv):
         q = _heads(queries, p.heads, 1)[0]
         k, _ = _heads(kv, p.heads, 2)
-        return (q / np.sqrt(q.shape[2])) @ k.transpose(0, 2, 1)
+        return bmm(q * _scale(q.shape[2]), _bt(k))
 
     def grad(self, p, dys, xs, ys):
         queries, kv = xs
         q = _heads(queries, p.heads, 1)[0]
         k, v = _heads(kv, p.heads, 2)
-        scale, dy = 1 / np.sqrt(q.shape[2]), dys[0]
-        return (_unheads([dy @ k * scale], queries.shape, p.heads),
-                _unheads([dy.transpose(0, 2, 1) @ q * scale, 0 * v], kv.shape, p.heads))
+        scale, dy = _scale(q.shape[2]), dys[0]
+        return (_unheads([bmm(dy, k) * scale], queries.shape, p.heads),
+                _unheads([bmm(_bt(dy), q) * scale, 0 * v], kv.shape, p.heads))
 
 
 @_contrib
@@ -160,14 +173,14 @@ class interleaved_matmul_encdec_valatt(_Att):
 
     def compute(self, p, kv, att):
         _, v = _heads(kv, p.heads, 2)
-        return _merge(att @ v, att.shape[1], kv.shape[1], p.heads)
+        return _merge(bmm(att, v), att.shape[1], kv.shape[1], p.heads)
 
     def grad(self, p, dys, xs, ys):
         kv, att = xs
         k, v = _heads(kv, p.heads, 2)
         dout = _heads(dys[0], p.heads, 1)[0]
-        return (_unheads([0 * k, att.transpose(0, 2, 1) @ dout], kv.shape, p.heads),
-                dout @ v.transpose(0, 2, 1))
+        return (_unheads([0 * k, bmm(_bt(att), dout)], kv.shape, p.heads),
+                bmm(dout, _bt(v)))
 
 
 def _adaptive_matrix(size, n):
@@ -212,12 +225,12 @@ class _Separable(NumpyOp):
 
     def compute(self, p, x, *like):
         mh, mw = self._mats(p, x.shape, like[0].shape if like else None)
-        return np.einsum('ih,nchw,jw->ncij', mh, x, mw)
+        return bmm(mh, bmm(x, mw.T))     # two GEMMs (a three-operand einsum loops in C)
 
     def grad(self, p, dys, xs, ys):
         x = xs[0]
         mh, mw = self._mats(p, x.shape, xs[1].shape if len(xs) > 1 else None)
-        gx = np.einsum('ih,ncij,jw->nchw', mh, dys[0], mw)
+        gx = bmm(mh.T, bmm(dys[0], mw))
         return (gx,) + ((None,) if len(xs) > 1 else ())
 
 

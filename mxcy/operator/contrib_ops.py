@@ -18,6 +18,7 @@ import numpy as np
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
+from mxcy.operator.box_ops import pairwise_iou
 from mxcy.operator.tensor import check_axis
 
 
@@ -102,13 +103,7 @@ class box_iou(NumpyOp):
         if p.format == 'center':
             a = np.concatenate([a[:, :2] - a[:, 2:] / 2, a[:, :2] + a[:, 2:] / 2], 1)
             b = np.concatenate([b[:, :2] - b[:, 2:] / 2, b[:, :2] + b[:, 2:] / 2], 1)
-        lo = np.maximum(a[:, None, :2], b[None, :, :2])
-        hi = np.minimum(a[:, None, 2:], b[None, :, 2:])
-        inter = np.prod(np.clip(hi - lo, 0, None), axis=2)
-        area = lambda x: np.prod(np.clip(x[:, 2:] - x[:, :2], 0, None), axis=1)
-        union = area(a)[:, None] + area(b)[None, :] - inter
-        iou = np.where(union > 0, inter / np.where(union > 0, union, 1), 0)
-        return iou.reshape(lhs.shape[:-1] + rhs.shape[:-1])
+        return pairwise_iou(a, b).reshape(lhs.shape[:-1] + rhs.shape[:-1])
 
 
 @_contrib
@@ -343,15 +338,18 @@ class bipartite_matching(NumpyOp):
         for b, s in enumerate(flat):
             order = np.argsort(s, axis=None, kind='stable')
             order = order if p.is_ascend else order[::-1]
-            count = 0
-            for k in order:
-                i, j = divmod(int(k), m)
-                v = s[i, j]
-                if (v >= p.threshold) if p.is_ascend else (v <= p.threshold):
-                    break
-                if rows[b, i] < 0 and cols[b, j] < 0:
+            vals = s.reshape(-1)[order]
+            # the scan stops at the first pair past the threshold (NaN does not stop it)
+            ok = ~(vals >= p.threshold) if p.is_ascend else ~(vals <= p.threshold)
+            stop = len(ok) if ok.all() else int(np.argmin(ok))
+            row_free, col_free = [True] * n, [True] * m
+            count, limit = 0, min(n, m)
+            for k in order[:stop].tolist():
+                i, j = divmod(k, m)
+                if row_free[i] and col_free[j]:
+                    row_free[i] = col_free[j] = False
                     rows[b, i], cols[b, j] = j, i
                     count += 1
-                    if 0 < p.topk <= count:
+                    if count == limit or 0 < p.topk <= count:
                         break
         return rows.reshape(lead + (n,)), cols.reshape(lead + (m,))

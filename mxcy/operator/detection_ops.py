@@ -36,6 +36,7 @@ gradient (nothing is recorded; the inputs' gradients stay zero).
 import numpy as np
 
 from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator.box_ops import greedy_keep
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -67,13 +68,26 @@ def _floats(op, p, name):
 
 
 def _iou_corner(a, b):
-    """IoU of one corner box `a` with each row of `b` (float32, 0 for empty unions)."""
-    w = np.maximum(F32(0), np.minimum(a[2], b[:, 2]) - np.maximum(a[0], b[:, 0]))
-    h = np.maximum(F32(0), np.minimum(a[3], b[:, 3]) - np.maximum(a[1], b[:, 1]))
+    """(m, n) IoU of corner boxes a (m, 4) with b (n, 4) (float32, 0 for empty unions)."""
+    w = np.maximum(F32(0), np.minimum(a[:, None, 2], b[:, 2]) - np.maximum(a[:, None, 0],
+                                                                          b[:, 0]))
+    h = np.maximum(F32(0), np.minimum(a[:, None, 3], b[:, 3]) - np.maximum(a[:, None, 1],
+                                                                          b[:, 1]))
     inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    union = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]))[:, None] + \
+        (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    return _ratio_or_zero(inter, union)
+
+
+def _ratio_or_zero(inter, union):
+    """inter / union, 0 where union <= 0 (a fix-up only where needed: np.where over
+    every pair costs ten divisions)."""
     with np.errstate(all='ignore'):
-        return np.where(union > 0, inter / np.where(union > 0, union, F32(1)), F32(0))
+        iou = inter / union
+    empty = ~(union > 0)
+    if empty.any():
+        iou[empty] = 0
+    return iou
 
 
 def _center(b):
@@ -161,7 +175,7 @@ class MultiBoxTarget(NumpyOp):
         if valid == 0:
             return None, None
         n = len(anchors)
-        overlaps = np.stack([_iou_corner(g[1:5], anchors) for g in gts[:valid]], 1)
+        overlaps = _iou_corner(gts[:valid, 1:5], anchors).T
         flags = -np.ones(n, np.int64)
         match = np.zeros(n, np.int64)
         free = overlaps.copy()
@@ -259,17 +273,14 @@ class MultiBoxDetection(NumpyOp):
         return np.clip(boxes, 0, 1) if p.clip else boxes
 
     def _nms(self, p, rows):
-        for i in range(len(rows)):
-            if rows[i, 0] < 0:
-                continue
-            rest = np.arange(i + 1, len(rows))
-            rest = rest[rows[rest, 0] >= 0]
-            if not p.force_suppress:
-                rest = rest[rows[rest, 0] == rows[i, 0]]
-            if len(rest):
-                iou = _iou_corner(rows[i, 2:], rows[rest, 2:])
-                # one at a time: a row suppressed here no longer suppresses others
-                rows[rest[iou >= p.nms_threshold], 0] = -1
+        """Rows (sorted by score) overlapping an earlier kept row of their class (any
+        class with force_suppress) by IoU >= nms_threshold get class -1."""
+        ids = rows[:, 0].copy()
+
+        def overlaps(lo, hi):
+            over = _iou_corner(rows[lo:hi, 2:], rows[:, 2:]) >= p.nms_threshold
+            return over if p.force_suppress else over & (ids[lo:hi, None] == ids[None, :])
+        rows[greedy_keep(len(rows), overlaps)[1], 0] = -1
 
 
 def _base_anchors(stride, ratios, scales):

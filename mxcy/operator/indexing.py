@@ -343,6 +343,15 @@ class take(_GatherTypes, OpSpec):
         a = ins[0].shape
         ax = check_axis(self, p.axis, a)
         n, mode = a[ax], p.mode
+        width = prod(a[1:])
+        if (ax == 0 and mode == 'clip' and req[0] in ('write', 'add') and n and width
+                and ins[1].size and np.dtype(in_grads[0].dtype) in FLOAT_DTYPES
+                and np.dtype(ins[1].dtype) in INDEX_DTYPES):
+            # rows of a 2-D view: Embedding's C scatter-add (same clip of the indices)
+            push_rows('scatter', ins[1], in_grads[0].reshape((n, width)),
+                      out_grads[0].reshape((ins[1].size, width)), req[0] == 'write')
+            zero_grads(req, in_grads, which=(1,))
+            return
 
         def scatter(idx, dy, acc):
             flat = fix_indices(idx, n, mode, 'take', ax).reshape(-1)

@@ -17,7 +17,7 @@ gelqf and syevd have no gradient here (their backward is not written yet).
 """
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp
+from mxcy.operator._numpy_op import NumpyOp, bmm
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -71,7 +71,7 @@ class _Product(_LA):
 
     def _grads(self, p, dy, a, b):
         oa, ob = self._ops(p, a, b)
-        da, db = p.alpha * dy @ T(ob), p.alpha * T(oa) @ dy
+        da, db = bmm(p.alpha * dy, T(ob)), bmm(p.alpha * T(oa), dy)
         return (T(da) if p.transpose_a else da), (T(db) if p.transpose_b else db)
 
 
@@ -95,7 +95,7 @@ class _linalg_gemm(_Product):
 
     def compute(self, p, a, b, c):
         oa, ob = self._ops(p, a, b)
-        return p.alpha * (oa @ ob) + p.beta * c
+        return p.alpha * bmm(oa, ob) + p.beta * c
 
     def grad(self, p, dys, xs, ys):
         return self._grads(p, dys[0], xs[0], xs[1]) + (p.beta * dys[0],)
@@ -114,7 +114,7 @@ class _linalg_gemm2(_Product):
 
     def compute(self, p, a, b):
         oa, ob = self._ops(p, a, b)
-        return p.alpha * (oa @ ob)
+        return p.alpha * bmm(oa, ob)
 
     def grad(self, p, dys, xs, ys):
         return self._grads(p, dys[0], xs[0], xs[1])
@@ -132,11 +132,11 @@ class _linalg_syrk(_LA):
         return [a[:-2] + (n, n)]
 
     def compute(self, p, a):
-        return p.alpha * (T(a) @ a if p.transpose else a @ T(a))
+        return p.alpha * (bmm(T(a), a) if p.transpose else bmm(a, T(a)))
 
     def grad(self, p, dys, xs, ys):
         s, a = dys[0] + T(dys[0]), xs[0]
-        return (p.alpha * (a @ s) if p.transpose else p.alpha * (s @ a),)
+        return (p.alpha * bmm(a, s) if p.transpose else p.alpha * bmm(s, a),)
 
 
 _TRI = (Param('transpose', 'bool', False), Param('rightside', 'bool', False),
@@ -171,14 +171,14 @@ class _linalg_trmm(_Triangular):
 
     def compute(self, p, a, b):
         m = self._m(p, a)
-        return p.alpha * (b @ m if p.rightside else m @ b)
+        return p.alpha * (bmm(b, m) if p.rightside else bmm(m, b))
 
     def grad(self, p, dys, xs, ys):
         dy, (a, b) = dys[0], xs
         m = self._m(p, a)
         if p.rightside:
-            return self._mask(p, p.alpha * T(b) @ dy), p.alpha * dy @ T(m)
-        return self._mask(p, p.alpha * dy @ T(b)), p.alpha * T(m) @ dy
+            return self._mask(p, bmm(p.alpha * T(b), dy)), bmm(p.alpha * dy, T(m))
+        return self._mask(p, bmm(p.alpha * dy, T(b))), bmm(p.alpha * T(m), dy)
 
 
 @register_op

@@ -34,19 +34,20 @@ def _gnb(x, mu, alpha):
     return _nb_logp(x, k, p), [0 * x, dp * dp_dmu, dk * (-k * k) + dp * dp_dalpha]
 
 
-# dist: (parameter names, f(x, *params) -> (log p, [d/dx, d/dparam...]))
+# dist: (parameter names, f(x, *params) -> (log p, [d/dx, d/dparam...] or a function
+# returning that list, so that the forward does not compute the gradients))
 DENSITIES = {
     'normal': (('mu', 'sigma'), lambda x, m, s: (
         -0.5 * np.log(2 * np.pi) - np.log(s) - (x - m) ** 2 / (2 * s * s),
-        [-(x - m) / (s * s), (x - m) / (s * s), -1 / s + (x - m) ** 2 / s ** 3])),
+        lambda: [-(x - m) / (s * s), (x - m) / (s * s), -1 / s + (x - m) ** 2 / s ** 3])),
     'uniform': (('low', 'high'), lambda x, lo, hi: (
         np.where((x >= lo) & (x <= hi), -np.log(hi - lo), -np.inf),
-        [0 * x, 1 / (hi - lo) + 0 * x, -1 / (hi - lo) + 0 * x])),
+        lambda: [0 * x, 1 / (hi - lo) + 0 * x, -1 / (hi - lo) + 0 * x])),
     'gamma': (('alpha', 'beta'), lambda x, a, b: (
         a * np.log(b) + (a - 1) * np.log(x) - b * x - special.gammaln(a),
-        [(a - 1) / x - b, np.log(b) + np.log(x) - special.digamma(a), a / b - x])),
+        lambda: [(a - 1) / x - b, np.log(b) + np.log(x) - special.digamma(a), a / b - x])),
     'exponential': (('lam',), lambda x, lam: (
-        np.log(lam) - lam * x, [-lam + 0 * x, 1 / lam - x])),
+        np.log(lam) - lam * x, lambda: [-lam + 0 * x, 1 / lam - x])),
     'poisson': (('lam',), lambda x, lam: (
         x * np.log(lam) - lam - special.gammaln(x + 1), [0 * x, x / lam - 1])),
     'negative_binomial': (('k', 'p'), lambda x, k, p: (
@@ -94,6 +95,7 @@ class _Pdf(NumpyOp):
         sample, params = xs[0], xs[1:]
         with np.errstate(all='ignore'):
             _, grads = self.density(sample.astype(np.float64), *self._expand(sample, params))
+            grads = grads() if callable(grads) else grads
         scale = dys[0] if p.is_log else dys[0] * ys[0]
         if self.event:
             scale = scale[..., None]

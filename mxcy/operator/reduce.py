@@ -19,6 +19,7 @@ from mxcy import _ndarray
 from mxcy.base import MXNetError
 from mxcy.operator._compute import gemm_reduce, nd
 from mxcy.operator._params import Param, ParamSchema
+from mxcy.operator._sorting import first_k, sort_order
 from mxcy.operator._spec import DTypeError, OpSpec, register_op, unify_shape
 from mxcy.operator.tensor import check_axes, check_axis, prod, push_scatter, push_value, \
     zero_grads
@@ -247,14 +248,6 @@ class argmax_channel(_ArgReduce):
         return len(s) - 1, s[:-1] or (1,)
 
 
-def sort_order(x, axis, ascend):
-    """Stable argsort along axis (None: flattened); descending keeps ties in order too."""
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    key = x if ascend else -(x.astype(np.int64) if x.dtype.kind in 'iu' else x)
-    return np.argsort(key, axis=axis, kind='stable'), x, axis
-
-
 _EXACT_INDEX = {'float16': 2 ** 11, 'float32': 2 ** 24, 'float64': 2 ** 53, 'uint8': 255,
                 'int8': 127, 'int32': 2 ** 31 - 1, 'int64': 2 ** 63 - 1}
 
@@ -291,8 +284,7 @@ class _SortBase(OpSpec):
         live = [(i, r) for i, r in enumerate(req) if r != 'null']
 
         def run(x, *views):
-            order, flat, axis = sort_order(x, ax, ascend)
-            idx = np.take(order, np.arange(k), axis=axis)
+            idx, flat, axis = first_k(x, ax, ascend, k)
             if ret == 'mask':
                 results = [np.zeros(flat.shape, dtype=x.dtype)]
                 np.put_along_axis(results[0], idx, 1, axis=axis)

@@ -274,27 +274,41 @@ class _contrib_RROIAlign(_RoiOp):
         return (r[0], d[1]) + tuple(p.pooled_size)
 
     def compute(self, p, data, rois):
+        """All rois at once: every roi's sample grid padded to the largest (the padding
+        weighs 0), four gathered taps per sample."""
         ph, pw = p.pooled_size
-        height, width = data.shape[2:]
-        out = np.zeros((rois.shape[0], data.shape[1], ph, pw))
+        n, c, height, width = data.shape
         b = self.batch_index(data, rois)
-        for r, roi in enumerate(rois.astype(np.float64)):
-            cx, cy = roi[1] * p.spatial_scale, roi[2] * p.spatial_scale
-            rw = max(roi[3] * p.spatial_scale, 1.0)
-            rh = max(roi[4] * p.spatial_scale, 1.0)
-            theta = roi[5] * np.pi / 180.0
-            gh = p.sampling_ratio if p.sampling_ratio > 0 else int(np.ceil(rh / ph))
-            gw = p.sampling_ratio if p.sampling_ratio > 0 else int(np.ceil(rw / pw))
-            yy = (-rh / 2 + np.arange(ph)[:, None] * (rh / ph)
-                  + (np.arange(gh) + 0.5)[None, :] * (rh / ph / gh))[:, None, :, None]
-            xx = (-rw / 2 + np.arange(pw)[:, None] * (rw / pw)
-                  + (np.arange(gw) + 0.5)[None, :] * (rw / pw / gw))[None, :, None, :]
-            x = xx * np.cos(theta) + yy * np.sin(theta) + cx
-            y = yy * np.cos(theta) - xx * np.sin(theta) + cy
-            img = data[b[r]].reshape(data.shape[1], -1)
-            total = sum(img[:, idx] * wt for idx, wt in _clamped_taps(y, x, height, width))
-            out[r] = total.sum(axis=(-2, -1)) / max(gh * gw, 1)
-        return out
+        r = rois.astype(np.float64)
+        col = lambda v: v[:, None, None]
+        cx, cy = r[:, 1] * p.spatial_scale, r[:, 2] * p.spatial_scale
+        rw = np.maximum(r[:, 3] * p.spatial_scale, 1.0)
+        rh = np.maximum(r[:, 4] * p.spatial_scale, 1.0)
+        theta = r[:, 5] * np.pi / 180.0
+        if p.sampling_ratio > 0:
+            gh = gw = np.full(len(r), p.sampling_ratio, np.int64)
+        else:
+            gh = np.ceil(rh / ph).astype(np.int64)
+            gw = np.ceil(rw / pw).astype(np.int64)
+        g_h, g_w = max(int(gh.max(initial=0)), 1), max(int(gw.max(initial=0)), 1)
+        yy = (col(-rh / 2) + np.arange(ph)[None, :, None] * col(rh / ph)
+              + (np.arange(g_h) + 0.5)[None, None, :] * col(rh / ph / np.maximum(gh, 1))
+              )[:, :, None, :, None]                                   # (R, ph, 1, G, 1)
+        xx = (col(-rw / 2) + np.arange(pw)[None, :, None] * col(rw / pw)
+              + (np.arange(g_w) + 0.5)[None, None, :] * col(rw / pw / np.maximum(gw, 1))
+              )[:, None, :, None, :]                                   # (R, 1, pw, 1, G)
+        cos = np.cos(theta)[:, None, None, None, None]
+        sin = np.sin(theta)[:, None, None, None, None]
+        x = xx * cos + yy * sin + cx[:, None, None, None, None]
+        y = yy * cos - xx * sin + cy[:, None, None, None, None]
+        live = ((np.arange(g_h) < gh[:, None])[:, None, None, :, None]
+                & (np.arange(g_w) < gw[:, None])[:, None, None, None, :])
+        img = data.reshape(n, c, height * width)
+        bb = b[:, None, None, None, None]
+        total = sum(img[bb, :, idx] * (wt * live)[..., None]
+                    for idx, wt in _clamped_taps(y, x, height, width))   # (R, ph, pw, G, G, C)
+        out = total.sum(axis=(3, 4)) / np.maximum(gh * gw, 1)[:, None, None, None]
+        return out.transpose(0, 3, 1, 2)
 
 
 def _clamped_taps(y, x, height, width):

@@ -73,19 +73,32 @@ class SequenceMask(_SequenceOp):
         ax, value = p.axis, p.value
 
         def fn(x, *lens):
-            t, n = _grids(x.shape, ax, lens[0] if lens else None, 0)
-            return np.where(t < n, x, np.array(value).astype(x.dtype))
+            return _fill_tails(x, ax, lens[0] if lens else None, value)
         push_value(fn, ins, outs[0], req[0], 'SequenceMask')
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         ax = p.axis
 
         def fn(dy, *lens):
-            t, n = _grids(dy.shape, ax, lens[0] if lens else None, 0)
-            return np.where(t < n, dy, 0)
+            return _fill_tails(dy, ax, lens[0] if lens else None, 0)
         push_value(fn, [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
                    'SequenceMask_backward')
         self._finish(req, in_grads)
+
+
+def _fill_tails(x, ax, lens, value):
+    """A copy of x with the steps at or past each sequence's length set to value: one
+    slice assignment per sequence (np.where over the whole array costs ~10 copies)."""
+    out = np.array(x, copy=True)
+    if lens is None:
+        return out
+    _, n = _grids(x.shape, ax, lens, 0)
+    fill = np.array(value).astype(x.dtype)
+    for b, length in enumerate(n.reshape(-1).tolist()):
+        where = [slice(None)] * x.ndim
+        where[ax], where[1 - ax] = slice(length, None), b
+        out[tuple(where)] = fill
+    return out
 
 
 def _last_index(shape, ax, lens):

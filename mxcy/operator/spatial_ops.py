@@ -14,9 +14,11 @@ BilinearSampler, SpatialTransformer and ROIPooling.
 """
 import numpy as np
 
+from mxcy._ops import push_roi_pool, roi_pool_supported
 from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
+from mxcy.operator.tensor import zero_grads
 
 
 def _base_grid(h, w):
@@ -204,7 +206,9 @@ class ROIPooling(NumpyOp):
             if not 0 <= b < data.shape[0]:
                 raise IndexError(f"{self.name}: rois[{r}] names batch {b}, data has "
                                  f"{data.shape[0]}")
-            x1, y1, x2, y2 = (int(np.round(v * p.spatial_scale)) for v in roi[1:])
+            # C's round (half away from zero), of the product in the rois' precision
+            x1, y1, x2, y2 = (int(np.copysign(np.floor(np.abs(v * p.spatial_scale) + 0.5),
+                                              v)) for v in roi[1:])
             bh, bw = max(y2 - y1 + 1, 1) / ph, max(x2 - x1 + 1, 1) / pw
             for i in range(ph):
                 hs = min(max(int(np.floor(i * bh)) + y1, 0), h)
@@ -213,6 +217,20 @@ class ROIPooling(NumpyOp):
                     ws = min(max(int(np.floor(j * bw)) + x1, 0), w)
                     we = min(max(int(np.ceil((j + 1) * bw)) + x1, 0), w)
                     yield r, b, i, j, slice(hs, he), slice(ws, we)
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if req[0] == 'write' and roi_pool_supported(*ins):
+            push_roi_pool(ins[0], ins[1], outs[0], p.pooled_size, p.spatial_scale)
+        else:       # float16, or req add: the NumPy path below
+            super().forward(p, is_train, req, ins, outs, aux)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if req[0] in ('write', 'add') and roi_pool_supported(*ins):
+            push_roi_pool(ins[0], ins[1], out_grads[0], p.pooled_size, p.spatial_scale,
+                          grad=in_grads[0], add=req[0] == 'add')
+            zero_grads(['null', req[1]], in_grads)         # rois have no gradient
+        elif req[0] != 'null':
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
 
     def compute(self, p, data, rois):
         out = np.zeros((rois.shape[0], data.shape[1]) + tuple(p.pooled_size), data.dtype)
@@ -288,14 +306,20 @@ class Correlation(NumpyOp):
         return [tuple(known)] * 2, [(known[0], d * d, oh, ow), padded, padded], []
 
     def _pairs(self, p, shape):
+        """(k, rows of data1, cols of data1, rows of data2, cols of data2) as strided
+        slices (views, not fancy-index copies) for displacement k and each kernel tap."""
         r, border, oh, ow, grid, _ = self._geom(p, shape)
-        ys = border + np.arange(oh) * p.stride1
-        xs = border + np.arange(ow) * p.stride1
+        s1 = p.stride1
+
+        def span(start, n):
+            return slice(start, start + (n - 1) * s1 + 1, s1)
         for k, (gy, gx) in enumerate((gy, gx) for gy in range(-grid, grid + 1)
                                      for gx in range(-grid, grid + 1)):
             for ky in range(-r, r + 1):
                 for kx in range(-r, r + 1):
-                    yield k, ys + ky, xs + kx, ys + ky + gy * p.stride2, xs + kx + gx * p.stride2
+                    y, x = border + ky, border + kx
+                    yield (k, span(y, oh), span(x, ow), span(y + gy * p.stride2, oh),
+                           span(x + gx * p.stride2, ow))
 
     def _pad(self, p, x):
         q = p.pad_size
@@ -307,8 +331,11 @@ class Correlation(NumpyOp):
         out = np.zeros(shapes[0])
         norm = p.kernel_size ** 2 * a.shape[1]
         for k, y1, x1, y2, x2 in self._pairs(p, a.shape):
-            u, v = fa[:, :, y1][:, :, :, x1], fb[:, :, y2][:, :, :, x2]
-            out[:, k] += (u * v if p.is_multiply else np.abs(u - v)).sum(1) / norm
+            u, v = fa[:, :, y1, x1], fb[:, :, y2, x2]
+            if p.is_multiply:
+                out[:, k] += np.einsum('nchw,nchw->nhw', u, v) / norm
+            else:
+                out[:, k] += np.abs(u - v).sum(1) / norm
         return out, fa, fb
 
     def grad(self, p, dys, xs, ys):
@@ -317,12 +344,12 @@ class Correlation(NumpyOp):
         ga, gb = np.zeros_like(fa), np.zeros_like(fb)
         norm = p.kernel_size ** 2 * a.shape[1]
         for k, y1, x1, y2, x2 in self._pairs(p, a.shape):
-            u, v = fa[:, :, y1][:, :, :, x1], fb[:, :, y2][:, :, :, x2]
+            u, v = fa[:, :, y1, x1], fb[:, :, y2, x2]
             d = dys[0][:, k][:, None] / norm
             du, dv = (d * v, d * u) if p.is_multiply else (d * np.sign(u - v),
                                                            -d * np.sign(u - v))
-            ga[:, :, y1[:, None], x1[None, :]] += du
-            gb[:, :, y2[:, None], x2[None, :]] += dv
+            ga[:, :, y1, x1] += du
+            gb[:, :, y2, x2] += dv
         q = p.pad_size
         crop = (slice(None), slice(None), slice(q, q + a.shape[2]), slice(q, q + a.shape[3]))
         return ga[crop], gb[crop]
