@@ -8,11 +8,9 @@ Embedding, where), `mxcy.operator.reduce` (sum..., norm, argmax..., topk, sort, 
 `mxcy.operator.linalg` (dot, batch_dot), `mxcy.operator.sequence` (Sequence*).
 
 Contract of every operator (see `mxcy.operator._spec`):
-* shape inference is forward (outputs from inputs), and input-to-input where MXNet ties
-  inputs together (stack, where, Embedding's weight, pick's index, sequence_length);
-* copies that keep the element order run the C copy kernel and may write in place;
-  the rest run NumPy inside one engine op per output (``push_numpy``), writing into the
-  output, never rebinding it; nothing waits;
+* shape inference is forward, and input-to-input where MXNet ties inputs together;
+* order-keeping copies run the C copy kernel (in place allowed); the rest run NumPy in
+  one engine op per output (``push_numpy``), writing into it; nothing waits;
 * ``req`` 'add' accumulates onto the output or gradient, 'null' leaves it untouched;
 * backward reads only what ``backward_needs`` declares (shapes are always available);
   index-like arguments get a zero gradient.
