@@ -11,7 +11,11 @@ geometry), timed as single ``nd.Convolution`` calls (forward, float32, ms per ca
 of rounds) at batch 1 and 16. ``--backward`` times forward + backward through autograd
 instead. ``--compare`` runs this script in both venvs in alternating rounds (so both see
 the same machine load) and prints, per layer, both figures and mxcy/mxnet (below 1 is
-mxcy faster), plus per-network sums.
+mxcy faster), plus per-network sums; ``--before PATH`` adds mxcy from another checkout
+(the code before a change) as a third variant. Every figure has its wall time and its
+process CPU time (all threads; MXNet's OpenMP threads may spin, which counts against it):
+on a loaded machine the CPU time is the steadier of the two. ``--networks
+resnet18_v1,mobilenet1.0`` times whole hybridized networks instead of layers.
 """
 import argparse
 import json
@@ -87,15 +91,32 @@ def time_layer(mx, cshape, p, batch, reps, backward):
             w.grad.wait_to_read()
         else:
             mx.nd.Convolution(x, w, b, **kw).wait_to_read()
+    return best_of(once, reps)
+
+
+def best_of(once, reps):
+    """(best wall seconds, best process CPU seconds) per call over `reps` rounds. The CPU
+    time (all threads) stays meaningful when other jobs load the machine."""
     once()
     inner = max(1, min(50, int(0.05 / max(_seconds(once), 1e-6))))
-    best = float('inf')
+    best, best_cpu = float('inf'), float('inf')
     for _ in range(reps):
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         for _ in range(inner):
             once()
         best = min(best, (time.perf_counter() - t) / inner)
-    return best
+        best_cpu = min(best_cpu, (time.process_time() - c) / inner)
+    return best, best_cpu
+
+
+def time_network(mx, net_name, batch, reps):
+    """Hybridized inference of the zoo network (random weights) on one batch of 224²."""
+    net = mx.gluon.model_zoo.vision.get_model(net_name)
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    x = mx.nd.array(np.random.default_rng(0).standard_normal((batch, 3, 224, 224))
+                    .astype(np.float32))
+    return best_of(lambda: net(x).wait_to_read(), reps)
 
 
 def _seconds(fn):
@@ -104,56 +125,77 @@ def _seconds(fn):
     return time.perf_counter() - t
 
 
-def run(lib, batches, reps, backward, only):
+def run(lib, batches, reps, backward, only, networks):
     import importlib
     mx = importlib.import_module(lib)
+
+    def emit(key, batch, t, nets):
+        print(json.dumps({'bench': 'conv_layers', 'figure': key, 'lib': lib, 'batch': batch,
+                          'value': round(t[0] * 1e3, 4), 'cpu_ms': round(t[1] * 1e3, 4),
+                          'unit': 'ms', 'better': 'lower', 'backward': backward,
+                          'nets': nets, 'loadavg_1m': round(os.getloadavg()[0], 2)}),
+              flush=True)
+    if networks:
+        for net in networks:
+            for batch in batches:
+                emit(f'{net}_inference', batch, time_network(mx, net, batch, reps), {})
+        return
     for key, (cshape, p, nets) in sorted(collect(mx).items()):
         if only and only not in key:
             continue
         for batch in batches:
-            t = time_layer(mx, cshape, p, batch, reps, backward)
-            print(json.dumps({'bench': 'conv_layers', 'figure': key, 'lib': lib,
-                              'batch': batch, 'value': round(t * 1e3, 4), 'unit': 'ms',
-                              'better': 'lower', 'backward': backward, 'nets': nets,
-                              'loadavg_1m': round(os.getloadavg()[0], 2)}), flush=True)
+            emit(key, batch, time_layer(mx, cshape, p, batch, reps, backward), nets)
 
 
 def compare(args):
-    """Alternate mxcy and mxnet processes; best per (layer, batch) over rounds."""
-    best = {}
-    info = {}
+    """Alternate the libraries' processes; best per (figure, batch) over rounds."""
+    best, info = {}, {}
     env = dict(os.environ, OMP_NUM_THREADS='2')
     base = [os.path.abspath(__file__), '--reps', str(args.reps), '--batches', args.batches]
-    if args.backward:
-        base.append('--backward')
-    if args.only:
-        base += ['--only', args.only]
+    base += ['--backward'] if args.backward else []
+    base += ['--only', args.only] if args.only else []
+    base += ['--networks', args.networks] if args.networks else []
+    variants = [('mxcy', sys.executable, 'mxcy', {}), ('mxnet', MXNET_PY, 'mxnet', {})]
+    if args.before:
+        variants.insert(1, ('before', sys.executable, 'mxcy', {'PYTHONPATH': args.before}))
     for _ in range(args.rounds):
-        for lib, py in (('mxcy', sys.executable), ('mxnet', MXNET_PY)):
-            out = subprocess.run([py] + base + ['--lib', lib], env=env, check=True,
-                                 capture_output=True, text=True).stdout
+        for name, py, lib, extra in variants:
+            out = subprocess.run([py] + base + ['--lib', lib], env=dict(env, **extra),
+                                 check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
                 d = json.loads(line)
                 k = (d['figure'], d['batch'])
                 info[k] = d['nets']
                 cur = best.setdefault(k, {})
-                cur[lib] = min(cur.get(lib, float('inf')), d['value'])
+                cur[name] = min(cur.get(name, float('inf')), d['value'])
+                cur[name + '_cpu'] = min(cur.get(name + '_cpu', float('inf')), d['cpu_ms'])
     totals = {}
+    names = [v[0] for v in variants]
     for (key, batch), v in sorted(best.items()):
-        ratio = v['mxcy'] / v['mxnet']
-        print(json.dumps({'bench': 'conv_layers', 'figure': key, 'batch': batch,
-                          'mxcy_ms': v['mxcy'], 'mxnet_ms': v['mxnet'],
-                          'mxcy_over_mxnet': round(ratio, 3), 'nets': info[(key, batch)],
-                          'backward': args.backward}), flush=True)
+        emit_ratio(key, batch, v, names, info[(key, batch)], args.backward)
         for net, count in info[(key, batch)].items():
-            t = totals.setdefault((net, batch), [0.0, 0.0])
-            t[0] += count * v['mxcy']
-            t[1] += count * v['mxnet']
-    for (net, batch), (a, b) in sorted(totals.items()):
-        print(json.dumps({'bench': 'conv_layers', 'figure': f'{net}_conv_sum', 'batch': batch,
-                          'mxcy_ms': round(a, 3), 'mxnet_ms': round(b, 3),
-                          'mxcy_over_mxnet': round(a / b, 3), 'backward': args.backward}),
-              flush=True)
+            t = totals.setdefault((net, batch), {})
+            for k, ms in v.items():
+                t[k] = t.get(k, 0.0) + count * ms
+    for (net, batch), v in sorted(totals.items()):
+        emit_ratio(f'{net}_conv_sum', batch, v, names, None, args.backward)
+
+
+def emit_ratio(key, batch, v, names, nets, backward):
+    line = {'bench': 'conv_layers', 'figure': key, 'batch': batch}
+    for name in names:
+        line[name + '_ms'] = round(v[name], 3)
+        line[name + '_cpu_ms'] = round(v[name + '_cpu'], 3)
+    line['mxcy_over_mxnet'] = round(v['mxcy'] / v['mxnet'], 3)
+    line['mxcy_over_mxnet_cpu'] = round(v['mxcy_cpu'] / v['mxnet_cpu'], 3)
+    if 'before' in v:
+        line['mxcy_over_before'] = round(v['mxcy'] / v['before'], 3)
+        line['mxcy_over_before_cpu'] = round(v['mxcy_cpu'] / v['before_cpu'], 3)
+    if nets is not None:
+        line['nets'] = nets
+    line['backward'] = backward
+    line['loadavg_1m'] = round(os.getloadavg()[0], 2)
+    print(json.dumps(line), flush=True)
 
 
 def main():
@@ -165,12 +207,18 @@ def main():
     parser.add_argument('--only', default=None, help='layers whose key contains this')
     parser.add_argument('--compare', action='store_true')
     parser.add_argument('--rounds', type=int, default=2)
+    parser.add_argument('--before', default=None,
+                        help='with --compare: also run mxcy from this PYTHONPATH (a checkout '
+                             'before the change) as "before"')
+    parser.add_argument('--networks', default=None,
+                        help='comma-separated zoo networks: time their hybridized inference '
+                             'instead of the layers')
     args = parser.parse_args()
     if args.compare:
         compare(args)
     else:
         run(args.lib, [int(b) for b in args.batches.split(',')], args.reps, args.backward,
-            args.only)
+            args.only, args.networks.split(',') if args.networks else None)
 
 
 if __name__ == '__main__':
