@@ -26,8 +26,9 @@ cdef enum:
 
 
 cdef inline bint use_packed(ConvArgs* a) noexcept nogil:
-    # AVX-512 only: the AVX2 kernel (3 rows × 32) ran LeNet's second layer 1.7x slower
-    # than im2col + OpenBLAS (measured with MXCY_ISA_CAP=avx2)
+    # AVX-512 only by default: the AVX2 kernel (3 rows × 32) ran LeNet's second layer 1.7x
+    # slower than im2col + OpenBLAS (MXCY_ISA_CAP=avx2), and ResNet-18's 3×3 layers
+    # 1.5-1.8x slower in CPU time on an AVX2-only EPYC (set_packed_conv_isa(1), issue 16)
     return (packed_conv_enabled and a.dtype == DT_FLOAT32
             and mxcy_gemm_isa() >= packed_conv_isa
             and (a.c // a.groups) * a.kh * a.kw >= PACKED_MIN_K)
