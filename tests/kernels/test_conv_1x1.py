@@ -101,3 +101,19 @@ def test_row_bands_of_one_image_match_numpy(xs, ws, stride, pad, dilate, groups,
                               b.astype(np.float64), stride, pad, dilate, groups)
     np.testing.assert_allclose(y, expect, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                atol=1e-3 if dtype == np.float32 else 1e-10)
+
+
+@pytest.mark.parametrize('stride,groups', [((1, 1), 1), ((2, 2), 2)])
+def test_pointwise_deconvolution_is_the_data_gradient_and_differentiates(stride, groups):
+    """Deconvolution runs the 1×1 data-gradient GEMMs forward and the 1×1 forward GEMMs
+    for its own data gradient."""
+    import mxcy as mx
+    from mxcy.test_utils import check_op_forward
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((2, 6, 4, 5)), rng.standard_normal((6, 4 // groups, 1, 1))
+    params = dict(kernel=(1, 1), stride=stride, num_filter=4, num_group=groups)
+    out = mx.sym.Deconvolution(mx.sym.Variable('x'), **params).infer_shape(
+        x=x.shape)[1][0]
+    expect = ref.conv_backward_data(x, w, out, stride, (0, 0), (1, 1), groups)
+    check_op_forward('Deconvolution', params, [x, w], [expect])
+    check_op_backward('Deconvolution', params, [x, w])
