@@ -225,23 +225,36 @@ cdef void conv_bias_grad(ConvArgs* a, real_t* dy, real_t* db) noexcept nogil:
 
 
 # A big convolution is cut into parts by images (run_parts): idle workers take some. A
-# single big image (batch 1) is cut into bands of output rows instead, so batch-1
-# inference uses both cores too; small convolutions stay one part (waking a worker costs
-# more than they take). Each part of the backward adds its dW contribution into a private
+# single big image (batch 1) is cut into bands of output rows when the bands stay wide,
+# else (late layers: 7×7 or 14×14 planes, where a narrower GEMM loses more than a second
+# core gains) into halves of its filters (groups == 1; the columns are built twice, a
+# small cost beside the GEMM); small convolutions stay one part (waking a worker costs more
+# than they take). Each part of the backward adds its dW contribution into a private
 # buffer; the caller sums them after the parts, so no two threads write the same element.
 cdef enum:
     CONV_SPLIT_MACS = 1 << 21
     CONV_MAX_PARTS = 4
-    CONV_ROW_PARTS = 2
+    CONV_ONE_IMAGE_PARTS = 2
+    CONV_BAND_MIN = 256       # output positions a row band keeps at least
+    SPLIT_IMAGES = 0
+    SPLIT_ROWS = 1
+    SPLIT_FILTERS = 2
 
 cdef struct ConvParts:
     ConvArgs* a
     char* dw_parts        # parts × f·K elements (backward with req_w), else NULL
     bint packed           # float32 through the packed GEMM (pc), else BLAS
     bint pointwise        # 1×1 without padding: GEMMs on the data itself (_conv_1x1.pxi)
-    bint rows             # forward parts are bands of output rows of the one image
+    int split             # forward parts: SPLIT_IMAGES, or ROWS / FILTERS of the one image
     PackedConv pc
     int err
+
+
+cdef inline bint use_pointwise(ConvArgs* a) noexcept nogil:
+    """1×1 GEMMs on the data, image by image, unless the images are small planes: then
+    im2col's chunks of several images side by side make one wider GEMM (1×1 planes of a
+    classifier: a GEMV per image otherwise)."""
+    return is_pointwise(a) and (a.n == 1 or a.oh * a.ow >= CONV_BAND_MIN)
 
 
 cdef inline int conv_nparts(ConvArgs* a) noexcept nogil:
@@ -252,13 +265,18 @@ cdef inline int conv_nparts(ConvArgs* a) noexcept nogil:
 
 
 cdef inline int conv_fwd_nparts(ConvArgs* a, ConvParts* cp) noexcept nogil:
-    """Parts of a forward; sets cp.rows when they are row bands of a single image."""
+    """Parts of a forward; sets cp.split."""
     cdef int64_t macs = <int64_t>a.n * a.f * (a.c // a.groups) * a.kh * a.kw * a.oh * a.ow
-    cp.rows = False
-    if a.n >= 2 or cp.packed or macs < CONV_SPLIT_MACS or a.oh < 2:
+    cp.split = SPLIT_IMAGES
+    if a.n >= 2 or cp.packed or macs < CONV_SPLIT_MACS:
         return conv_nparts(a)
-    cp.rows = True
-    return min(a.oh, <int>CONV_ROW_PARTS)
+    if a.oh >= CONV_ONE_IMAGE_PARTS and a.oh * a.ow >= CONV_ONE_IMAGE_PARTS * CONV_BAND_MIN:
+        cp.split = SPLIT_ROWS
+        return CONV_ONE_IMAGE_PARTS
+    if a.groups == 1 and a.f >= 32:
+        cp.split = SPLIT_FILTERS
+        return CONV_ONE_IMAGE_PARTS
+    return 1
 
 
 cdef inline int image_bound(int n, int part, int nparts) noexcept nogil:
@@ -266,29 +284,41 @@ cdef inline int image_bound(int n, int part, int nparts) noexcept nogil:
     return <int>(<int64_t>n * part // nparts)
 
 
-cdef int conv_fwd_range(ConvParts* cp, real_t* x, real_t* wt, real_t* b, real_t* y, int lo,
-                        int hi, int r0, int r1) noexcept nogil:
-    if cp.pointwise:
-        return conv_fwd_1x1(cp.a, x, wt, b, y, lo, hi, r0, r1)
-    return conv_fwd_typed(cp.a, x, wt, b, y, lo, hi, r0, r1)
+cdef int conv_fwd_range(ConvArgs* a, bint pointwise, real_t* x, real_t* wt, real_t* b,
+                        real_t* y, int lo, int hi, int r0, int r1) noexcept nogil:
+    if pointwise:
+        return conv_fwd_1x1(a, x, wt, b, y, lo, hi, r0, r1)
+    return conv_fwd_typed(a, x, wt, b, y, lo, hi, r0, r1)
 
 
 cdef void conv_fwd_part(void* arg, int part, int nparts) noexcept nogil:
     cdef ConvParts* cp = <ConvParts*>arg
     cdef ConvArgs* a = cp.a
+    cdef ConvArgs sub
     cdef int lo = image_bound(a.n, part, nparts), hi = image_bound(a.n, part + 1, nparts)
-    cdef int r0 = 0, r1 = a.oh, rc
-    if cp.rows:
+    cdef int r0 = 0, r1 = a.oh, rc, f0
+    cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
+    if cp.split == SPLIT_ROWS:
         lo, hi = 0, a.n
         r0, r1 = image_bound(a.oh, part, nparts), image_bound(a.oh, part + 1, nparts)
+    elif cp.split == SPLIT_FILTERS:
+        # filters [f0, f1) of the one image (groups == 1): a convolution with fewer filters
+        lo, hi = 0, a.n
+        sub = a[0]
+        f0 = image_bound(a.f, part, nparts)
+        sub.f = image_bound(a.f, part + 1, nparts) - f0
+        sub.wt = a.wt + <int64_t>f0 * a.c * a.kh * a.kw * isz
+        sub.b = a.b + f0 * isz if a.b != NULL else NULL
+        sub.y = a.y + <int64_t>f0 * a.oh * a.ow * isz
+        a = &sub
     if cp.packed:
         rc = conv_fwd_packed(a, &cp.pc, <float*>a.x, <float*>a.b, <float*>a.y, lo, hi)
     elif a.dtype == DT_FLOAT32:
-        rc = conv_fwd_range(cp, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y, lo, hi,
-                            r0, r1)
+        rc = conv_fwd_range(a, cp.pointwise, <float*>a.x, <float*>a.wt, <float*>a.b,
+                            <float*>a.y, lo, hi, r0, r1)
     else:
-        rc = conv_fwd_range(cp, <double*>a.x, <double*>a.wt, <double*>a.b, <double*>a.y, lo,
-                            hi, r0, r1)
+        rc = conv_fwd_range(a, cp.pointwise, <double*>a.x, <double*>a.wt, <double*>a.b,
+                            <double*>a.y, lo, hi, r0, r1)
     if rc:
         cp.err = rc
 
@@ -350,7 +380,7 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0
-    cp.pointwise = is_pointwise(a)
+    cp.pointwise = use_pointwise(a)
     cp.packed = not cp.pointwise and use_packed(a)
     if cp.packed and packed_prepare(a, &cp.pc, True):
         return ERR_MEMORY
@@ -375,7 +405,7 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     if is_depthwise(a):
         cp.err = depthwise_bwd(a)
         nparts = 0                  # nothing below but the bias gradient
-    cp.pointwise = is_pointwise(a)
+    cp.pointwise = use_pointwise(a)
     cp.packed = (nparts > 0 and not cp.pointwise and use_packed(a)
                  and (a.req_x or a.req_w))
     if cp.packed and packed_prepare(a, &cp.pc, False):

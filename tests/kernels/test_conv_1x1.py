@@ -17,7 +17,10 @@ POINTWISE = [
     ((1, 72, 28, 28), 40, (1, 1), 1),        # batch 1 above the split size: row bands
     ((1, 64, 29, 27), 70, (2, 2), 2),        # row bands of a strided, grouped 1×1
     ((6, 40, 21, 21), 33, (1, 1), 1),        # several images per part
-    ((5, 36, 23, 17), 24, (2, 2), 1),        # strided, parts, odd planes
+    ((5, 36, 23, 17), 24, (2, 2), 1),        # small planes of several images: im2col chunks
+    ((3, 20, 41, 39), 12, (2, 2), 1),        # strided planes of ≥ 256 outputs: the gather
+    ((4, 50, 1, 1), 30, (1, 1), 1),          # a classifier's 1×1 planes
+    ((1, 512, 7, 7), 100, (1, 1), 1),        # batch 1, late layer: halves of the filters
 ]
 
 
@@ -74,18 +77,22 @@ def test_pointwise_gradients_match_finite_differences(stride, groups):
 
 
 # 3×3 and larger at batch 1 above the split size: output row bands (im2col of a band,
-# one GEMM straight into y); stride 2 with padding, dilation, groups, odd sizes
+# one GEMM straight into y) or halves of the filters; stride 2 with padding, dilation,
+# groups, odd sizes
 BANDS = [
     ((1, 24, 31, 29), (20, 24, 3, 3), (1, 1), (1, 1), (1, 1), 1),
     ((1, 24, 65, 63), (36, 12, 3, 3), (2, 2), (1, 1), (1, 1), 2),
     ((1, 16, 40, 37), (18, 16, 3, 3), (1, 1), (2, 2), (2, 2), 1),
     ((1, 3, 67, 61), (64, 3, 7, 7), (2, 2), (3, 3), (1, 1), 1),    # a ResNet stem
+    # late layers (planes under 2 bands of 256): halves of the filters, each with its columns
+    ((1, 256, 7, 7), (65, 256, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((1, 128, 15, 13), (40, 128, 3, 3), (2, 2), (1, 1), (1, 1), 1),
 ]
 
 
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
 @pytest.mark.parametrize('xs,ws,stride,pad,dilate,groups', BANDS)
-def test_row_bands_of_one_image_match_numpy(xs, ws, stride, pad, dilate, groups, dtype):
+def test_one_image_in_parts_matches_numpy(xs, ws, stride, pad, dilate, groups, dtype):
     rng = np.random.default_rng(6)
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
