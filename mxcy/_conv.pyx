@@ -1,8 +1,11 @@
 # cython: language_level=3
 """Convolution and pooling kernels: `noexcept nogil`, run by the engine.
 
-float32 convolutions go through the packed, indirect GEMM of _conv_packed.pxi; the rest
-through im2col + BLAS (_conv_cols.pxi). Pooling is in _conv_pool.pxi.
+Which path a convolution takes: depthwise (groups == channels == filters) the direct
+kernels of _conv_depthwise.pxi; 1×1 without padding GEMMs on the data itself
+(_conv_1x1.pxi); float32 on AVX-512 the packed, indirect GEMM of _conv_packed.pxi; the rest
+im2col + BLAS (_conv_cols.pxi), in cache-sized bands of output rows. Pooling is in
+_conv_pool.pxi; the NumPy twins of the kernels in _conv_twins.pxi.
 
 Layouts are NCHW, row-major, contiguous. A 1-D convolution or pooling is the 2-D one with
 H = 1. Shapes and parameters are validated by the operator before the push. `req` codes:
