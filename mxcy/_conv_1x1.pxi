@@ -8,7 +8,9 @@
 #   dW       dW (fg × cg) += dy_n · x_nᵀ
 # A stride > 1 first gathers the strided pixels (cg × oh·ow: a quarter of the image at
 # stride 2) and scatters the data gradient back. These are MobileNets' pointwise layers
-# and ResNets' projection shortcuts, where im2col was a full copy of every image.
+# and ResNets' projection shortcuts, where im2col was a full copy of every image. Small
+# planes of several images still go through im2col (use_pointwise in _conv.pyx): its chunks
+# put the images side by side, one wide GEMM instead of a narrow one per image.
 
 
 cdef inline bint is_pointwise(ConvArgs* a) noexcept nogil:
