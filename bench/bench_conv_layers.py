@@ -160,8 +160,11 @@ def compare(args):
         variants.insert(1, ('before', sys.executable, 'mxcy', {'PYTHONPATH': args.before}))
     for _ in range(args.rounds):
         for name, py, lib, extra in variants:
-            out = subprocess.run([py] + base + ['--lib', lib], env=dict(env, **extra),
-                                 check=True, capture_output=True, text=True).stdout
+            done = subprocess.run([py] + base + ['--lib', lib], env=dict(env, **extra),
+                                  capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(f"{name} ({py} --lib {lib}) failed:\n{done.stderr}")
+            out = done.stdout
             for line in out.splitlines():
                 d = json.loads(line)
                 k = (d['figure'], d['batch'])
