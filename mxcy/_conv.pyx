@@ -1,8 +1,11 @@
 # cython: language_level=3
 """Convolution and pooling kernels: `noexcept nogil`, run by the engine.
 
-float32 convolutions go through the packed, indirect GEMM of _conv_packed.pxi; the rest
-through im2col + BLAS (_conv_cols.pxi). Pooling is in _conv_pool.pxi.
+Which path a convolution takes: depthwise (groups == channels == filters) the direct
+kernels of _conv_depthwise.pxi; 1×1 without padding GEMMs on the data itself
+(_conv_1x1.pxi); float32 on AVX-512 the packed, indirect GEMM of _conv_packed.pxi; the rest
+im2col + BLAS (_conv_cols.pxi), in cache-sized bands of output rows. Pooling is in
+_conv_pool.pxi; the NumPy twins of the kernels in _conv_twins.pxi.
 
 Layouts are NCHW, row-major, contiguous. A 1-D convolution or pooling is the 2-D one with
 H = 1. Shapes and parameters are validated by the operator before the push. `req` codes:
@@ -49,6 +52,7 @@ cdef inline void rm_gemm(bint ta, bint tb, int m, int n, int k, real_t* a, real_
 
 
 include "_conv_cols.pxi"
+include "_conv_1x1.pxi"
 include "_conv_packed.pxi"
 
 
@@ -70,18 +74,54 @@ cdef inline int chunk_images(int n, int64_t K, int64_t P) noexcept nogil:
     return <int>nb
 
 
+cdef void conv_fwd_image(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y, int n,
+                         int r0, int r1, real_t* col) noexcept nogil:
+    """Output rows [r0, r1) of image n: im2col of those rows, then one GEMM per group
+    straight into y (rows P apart)."""
+    cdef int cg = a.c // a.groups, fg = a.f // a.groups, g
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, cols = (r1 - r0) * a.ow
+    cdef real_t* yg
+    cdef real_t beta
+    for g in range(a.groups):
+        # rows from r0: the window of output row r0 + i starts at input row
+        # i·sh + (r0·sh − ph), i.e. im2col with the padding shifted by r0·sh
+        im2col(x + <int64_t>n * a.c * a.h * a.w + <int64_t>g * cg * a.h * a.w, cg, a.h, a.w,
+               a.kh, a.kw, a.ph - r0 * a.sh, a.pw, a.sh, a.sw, a.dil_h, a.dil_w, r1 - r0,
+               a.ow, col, cols)
+        yg = y + <int64_t>n * a.f * P + <int64_t>g * fg * P + <int64_t>r0 * a.ow
+        beta = bias_prefill(a, b, yg, g * fg, fg, cols, P)
+        rm_gemm_ld(False, False, fg, cols, K, wt + <int64_t>g * fg * K, K, col, cols, beta,
+                   yg, P)
+
+
 cdef int conv_fwd_typed(ConvArgs* a, real_t* x, real_t* wt, real_t* b, real_t* y,
-                        int lo, int hi) noexcept nogil:
-    """Images [lo, hi) of y (req) conv(x, w) + b."""
+                        int lo, int hi, int r0, int r1) noexcept nogil:
+    """Images [lo, hi), output rows [r0, r1) of y (req) conv(x, w) + b."""
     cdef int cg = a.c // a.groups, fg = a.f // a.groups
-    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p
+    cdef int K = cg * a.kh * a.kw, P = a.oh * a.ow, n0, m, i, g, f, p, band
     cdef int64_t xs = <int64_t>a.c * a.h * a.w, ys = <int64_t>a.f * P, mp
     cdef int nb = chunk_images(hi - lo, K, P)
-    cdef real_t* col = <real_t*>malloc(<size_t>K * nb * P * sizeof(real_t) + 1)
-    cdef real_t* tmp = <real_t*>malloc(<size_t>fg * nb * P * sizeof(real_t) + 1)
+    cdef real_t* col
+    cdef real_t* tmp
     cdef real_t* yp
     cdef real_t* tp
     cdef real_t bias
+    if nb == 1 or r0 != 0 or r1 != a.oh:
+        # image by image, no copy of the product; a big image in bands of output rows
+        # whose columns fit the budget, so they are still in cache when the GEMM reads them
+        band = <int>max(1, min(<int64_t>(r1 - r0), COL_BUDGET // (<int64_t>K * a.ow)))
+        col = <real_t*>malloc(<size_t>K * band * a.ow * sizeof(real_t) + 1)
+        if col == NULL:
+            return ERR_MEMORY
+        for n0 in range(lo, hi):
+            i = r0
+            while i < r1:
+                conv_fwd_image(a, x, wt, b, y, n0, i, min(i + band, r1), col)
+                i += band
+        free(col)
+        return 0
+    col = <real_t*>malloc(<size_t>K * nb * P * sizeof(real_t) + 1)
+    tmp = <real_t*>malloc(<size_t>fg * nb * P * sizeof(real_t) + 1)
     if col == NULL or tmp == NULL:
         free(col)
         free(tmp)
@@ -187,19 +227,37 @@ cdef void conv_bias_grad(ConvArgs* a, real_t* dy, real_t* db) noexcept nogil:
             db[f] += acc
 
 
-# A big convolution is cut into parts by images (run_parts): idle workers take some.
-# Each part of the backward adds its dW contribution into a private buffer; the caller
-# sums them after the parts, so no two threads ever write the same weight gradient.
+# A big convolution is cut into parts by images (run_parts): idle workers take some. A
+# single big image (batch 1) is cut into bands of output rows when the bands stay wide,
+# else (late layers: 7×7 or 14×14 planes, where a narrower GEMM loses more than a second
+# core gains) into halves of its filters (groups == 1; the columns are built twice, a
+# small cost beside the GEMM); small convolutions stay one part (waking a worker costs more
+# than they take). Each part of the backward adds its dW contribution into a private
+# buffer; the caller sums them after the parts, so no two threads write the same element.
 cdef enum:
     CONV_SPLIT_MACS = 1 << 21
     CONV_MAX_PARTS = 4
+    CONV_ONE_IMAGE_PARTS = 2
+    CONV_BAND_MIN = 256       # output positions a row band keeps at least
+    SPLIT_IMAGES = 0
+    SPLIT_ROWS = 1
+    SPLIT_FILTERS = 2
 
 cdef struct ConvParts:
     ConvArgs* a
     char* dw_parts        # parts × f·K elements (backward with req_w), else NULL
-    bint packed           # float32 through the packed GEMM (pc), else im2col + BLAS
+    bint packed           # float32 through the packed GEMM (pc), else BLAS
+    bint pointwise        # 1×1 without padding: GEMMs on the data itself (_conv_1x1.pxi)
+    int split             # forward parts: SPLIT_IMAGES, or ROWS / FILTERS of the one image
     PackedConv pc
     int err
+
+
+cdef inline bint use_pointwise(ConvArgs* a) noexcept nogil:
+    """1×1 GEMMs on the data, image by image, unless the images are small planes: then
+    im2col's chunks of several images side by side make one wider GEMM (1×1 planes of a
+    classifier: a GEMV per image otherwise)."""
+    return is_pointwise(a) and (a.n == 1 or a.oh * a.ow >= CONV_BAND_MIN)
 
 
 cdef inline int conv_nparts(ConvArgs* a) noexcept nogil:
@@ -209,23 +267,61 @@ cdef inline int conv_nparts(ConvArgs* a) noexcept nogil:
     return min(a.n, <int>CONV_MAX_PARTS)
 
 
+cdef inline int conv_fwd_nparts(ConvArgs* a, ConvParts* cp) noexcept nogil:
+    """Parts of a forward; sets cp.split."""
+    cdef int64_t macs = <int64_t>a.n * a.f * (a.c // a.groups) * a.kh * a.kw * a.oh * a.ow
+    cp.split = SPLIT_IMAGES
+    if a.n >= 2 or cp.packed or macs < CONV_SPLIT_MACS:
+        return conv_nparts(a)
+    if a.oh >= CONV_ONE_IMAGE_PARTS and a.oh * a.ow >= CONV_ONE_IMAGE_PARTS * CONV_BAND_MIN:
+        cp.split = SPLIT_ROWS
+        return CONV_ONE_IMAGE_PARTS
+    if a.groups == 1 and a.f >= 32:
+        cp.split = SPLIT_FILTERS
+        return CONV_ONE_IMAGE_PARTS
+    return 1
+
+
 cdef inline int image_bound(int n, int part, int nparts) noexcept nogil:
     """The first image of part `part` (of n images in nparts parts)."""
     return <int>(<int64_t>n * part // nparts)
 
 
+cdef int conv_fwd_range(ConvArgs* a, bint pointwise, real_t* x, real_t* wt, real_t* b,
+                        real_t* y, int lo, int hi, int r0, int r1) noexcept nogil:
+    if pointwise:
+        return conv_fwd_1x1(a, x, wt, b, y, lo, hi, r0, r1)
+    return conv_fwd_typed(a, x, wt, b, y, lo, hi, r0, r1)
+
+
 cdef void conv_fwd_part(void* arg, int part, int nparts) noexcept nogil:
     cdef ConvParts* cp = <ConvParts*>arg
     cdef ConvArgs* a = cp.a
+    cdef ConvArgs sub
     cdef int lo = image_bound(a.n, part, nparts), hi = image_bound(a.n, part + 1, nparts)
-    cdef int rc
+    cdef int r0 = 0, r1 = a.oh, rc, f0
+    cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
+    if cp.split == SPLIT_ROWS:
+        lo, hi = 0, a.n
+        r0, r1 = image_bound(a.oh, part, nparts), image_bound(a.oh, part + 1, nparts)
+    elif cp.split == SPLIT_FILTERS:
+        # filters [f0, f1) of the one image (groups == 1): a convolution with fewer filters
+        lo, hi = 0, a.n
+        sub = a[0]
+        f0 = image_bound(a.f, part, nparts)
+        sub.f = image_bound(a.f, part + 1, nparts) - f0
+        sub.wt = a.wt + <int64_t>f0 * a.c * a.kh * a.kw * isz
+        sub.b = a.b + f0 * isz if a.b != NULL else NULL
+        sub.y = a.y + <int64_t>f0 * a.oh * a.ow * isz
+        a = &sub
     if cp.packed:
         rc = conv_fwd_packed(a, &cp.pc, <float*>a.x, <float*>a.b, <float*>a.y, lo, hi)
     elif a.dtype == DT_FLOAT32:
-        rc = conv_fwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.b, <float*>a.y, lo, hi)
+        rc = conv_fwd_range(a, cp.pointwise, <float*>a.x, <float*>a.wt, <float*>a.b,
+                            <float*>a.y, lo, hi, r0, r1)
     else:
-        rc = conv_fwd_typed(a, <double*>a.x, <double*>a.wt, <double*>a.b, <double*>a.y,
-                            lo, hi)
+        rc = conv_fwd_range(a, cp.pointwise, <double*>a.x, <double*>a.wt, <double*>a.b,
+                            <double*>a.y, lo, hi, r0, r1)
     if rc:
         cp.err = rc
 
@@ -243,6 +339,12 @@ cdef void conv_bwd_part(void* arg, int part, int nparts) noexcept nogil:
     if cp.packed:
         rc = conv_bwd_packed(a, &cp.pc, <float*>a.x, <float*>a.dy, <float*>a.dx, <float*>dw,
                              lo, hi)
+    elif cp.pointwise and a.dtype == DT_FLOAT32:
+        rc = conv_bwd_1x1(a, <float*>a.x, <float*>a.wt, <float*>a.dy, <float*>a.dx,
+                          <float*>dw, lo, hi)
+    elif cp.pointwise:
+        rc = conv_bwd_1x1(a, <double*>a.x, <double*>a.wt, <double*>a.dy, <double*>a.dx,
+                          <double*>dw, lo, hi)
     elif a.dtype == DT_FLOAT32:
         rc = conv_bwd_typed(a, <float*>a.x, <float*>a.wt, <float*>a.dy, <float*>a.dx,
                             <float*>dw, lo, hi)
@@ -281,10 +383,11 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0
-    cp.packed = use_packed(a)
+    cp.pointwise = use_pointwise(a)
+    cp.packed = not cp.pointwise and use_packed(a)
     if cp.packed and packed_prepare(a, &cp.pc, True):
         return ERR_MEMORY
-    run_parts(conv_fwd_part, &cp, conv_nparts(a))
+    run_parts(conv_fwd_part, &cp, conv_fwd_nparts(a, &cp))
     if cp.packed:
         packed_release(&cp.pc)
     return cp.err
@@ -305,7 +408,9 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     if is_depthwise(a):
         cp.err = depthwise_bwd(a)
         nparts = 0                  # nothing below but the bias gradient
-    cp.packed = nparts > 0 and use_packed(a) and (a.req_x or a.req_w)
+    cp.pointwise = use_pointwise(a)
+    cp.packed = (nparts > 0 and not cp.pointwise and use_packed(a)
+                 and (a.req_x or a.req_w))
     if cp.packed and packed_prepare(a, &cp.pc, False):
         return ERR_MEMORY
     if a.req_w and nparts > 0:
@@ -338,112 +443,7 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
 include "_conv_pool.pxi"
 
 
-# ---------------------------------------------------------------- test twins (NumPy)
-cdef char* _ptr(object arr):
-    cdef cnp.ndarray a
-    if arr is None:
-        return NULL
-    a = <cnp.ndarray?>arr
-    if not a.flags['C_CONTIGUOUS']:
-        raise ValueError("kernel twins take C-contiguous arrays")
-    return <char*>cnp.PyArray_DATA(a)
-
-
-def conv_geometry(x_shape, w_shape, stride, pad, dilate):
-    n, c, h, w = x_shape
-    f, cg, kh, kw = w_shape
-    oh = (h + 2 * pad[0] - dilate[0] * (kh - 1) - 1) // stride[0] + 1
-    ow = (w + 2 * pad[1] - dilate[1] * (kw - 1) - 1) // stride[1] + 1
-    return oh, ow
-
-
-cdef void fill_conv(ConvArgs* a, x, wt, stride, pad, dilate, int groups, int oh, int ow):
-    a.dtype = DT_FLOAT32 if x.dtype == np.float32 else DT_FLOAT64
-    a.n, a.c, a.h, a.w = x.shape
-    a.f = wt.shape[0]
-    a.kh, a.kw = wt.shape[2], wt.shape[3]
-    a.sh, a.sw = stride
-    a.ph, a.pw = pad
-    a.dil_h, a.dil_w = dilate
-    a.oh, a.ow = oh, ow
-    a.groups = groups
-
-
-def conv_fwd_np(x, wt, b, stride=(1, 1), pad=(0, 0),
-                dilate=(1, 1), int groups=1):
-    """y = conv2d(x, w) + b on NumPy arrays (NCHW), through conv_fwd_kernel."""
-    cdef ConvArgs a
-    cdef char msg[256]
-    oh, ow = conv_geometry(x.shape, wt.shape, stride, pad, dilate)
-    y = np.empty((x.shape[0], wt.shape[0], oh, ow), dtype=x.dtype)
-    memset(&a, 0, sizeof(a))
-    fill_conv(&a, x, wt, stride, pad, dilate, groups, oh, ow)
-    a.x, a.wt, a.b, a.y = _ptr(x), _ptr(wt), _ptr(b), _ptr(y)
-    a.req_y = 1
-    if conv_fwd_kernel(&a, msg):
-        raise MemoryError("conv_fwd_np failed")
-    return y
-
-
-def conv_bwd_np(x, wt, dy, bint with_bias=True,
-                stride=(1, 1), pad=(0, 0), dilate=(1, 1), int groups=1, int req_x=1,
-                int req_w=1):
-    """(dx, dw, db) of conv2d on NumPy arrays, through conv_bwd_kernel (req 0: that one
-    is skipped and returned uninitialised)."""
-    cdef ConvArgs a
-    cdef char msg[256]
-    dx = np.empty_like(x)
-    dw = np.empty_like(wt)
-    db = np.empty(wt.shape[0], dtype=x.dtype) if with_bias else None
-    memset(&a, 0, sizeof(a))
-    fill_conv(&a, x, wt, stride, pad, dilate, groups, dy.shape[2], dy.shape[3])
-    a.x, a.wt, a.dy, a.dx, a.dwt, a.db = _ptr(x), _ptr(wt), _ptr(dy), _ptr(dx), _ptr(dw), _ptr(db)
-    a.req_x, a.req_w = req_x, req_w
-    a.req_b = 1 if with_bias else 0
-    if conv_bwd_kernel(&a, msg):
-        raise MemoryError("conv_bwd_np failed")
-    return dx, dw, db
-
-
-cdef void fill_pool(PoolArgs* a, shape, kernel, stride, pad, int oh, int ow, int pool_type,
-                    bint count_include_pad):
-    a.planes = shape[0] * shape[1]
-    a.h, a.w = shape[2], shape[3]
-    a.kh, a.kw = kernel
-    a.sh, a.sw = stride
-    a.ph, a.pw = pad
-    a.oh, a.ow = oh, ow
-    a.pool_type = pool_type
-    a.count_include_pad = count_include_pad
-
-
-def pool_fwd_np(x, kernel, stride, pad, int oh, int ow, int pool_type=0,
-                bint count_include_pad=True):
-    cdef PoolArgs a
-    cdef char msg[256]
-    y = np.empty(x.shape[:2] + (oh, ow), dtype=x.dtype)
-    memset(&a, 0, sizeof(a))
-    fill_pool(&a, x.shape, kernel, stride, pad, oh, ow, pool_type, count_include_pad)
-    a.dtype = DT_FLOAT32 if x.dtype == np.float32 else DT_FLOAT64
-    a.x, a.y = _ptr(x), _ptr(y)
-    a.req = 1
-    pool_fwd_kernel(&a, msg)
-    return y
-
-
-def pool_bwd_np(x, dy, kernel, stride, pad, int pool_type=0,
-                bint count_include_pad=True):
-    cdef PoolArgs a
-    cdef char msg[256]
-    dx = np.empty_like(x)
-    memset(&a, 0, sizeof(a))
-    fill_pool(&a, x.shape, kernel, stride, pad, dy.shape[2], dy.shape[3], pool_type,
-              count_include_pad)
-    a.dtype = DT_FLOAT32 if x.dtype == np.float32 else DT_FLOAT64
-    a.x, a.dy, a.dx = _ptr(x), _ptr(dy), _ptr(dx)
-    a.req = 1
-    pool_bwd_kernel(&a, msg)
-    return dx
+include "_conv_twins.pxi"
 
 
 # ---------------------------------------------------------------- pushing to the engine

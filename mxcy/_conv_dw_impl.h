@@ -59,11 +59,61 @@ MXCY_DW_INLINE void DW(mxcy_dw_row)(const mxcy_dw_geom* g, T* restrict yr, const
     }
 }
 
+/* mxcy_dw_fwd for small planes at stride 1 without dilation; 0 (nothing done) otherwise.
+ * MobileNets' late planes are 14 or 7 wide: row by row, every tap is a loop of 14 or 7
+ * mostly spent in its vector remainder. Here the plane is copied into a zero-padded one
+ * (rows wp apart) and each tap row is one long multiply-add over the flattened plane:
+ * t[q] += w·xp[q + ki·wp + kj] for q < oh·wp; output (oi, oj) is t[oi·wp + oj], and the
+ * wp − ow columns between rows are computed and dropped. x is read in full before y is
+ * written, so y may overlap x. */
+MXCY_DW_INLINE int DW(mxcy_dw_fwd_flat)(const mxcy_dw_geom* g, const T* x, const T* wt,
+                                       T bias, T* y, int add) {
+    const int hp = g->h + 2 * g->ph, wp = g->w + 2 * g->pw, n = g->oh * wp;
+    T xp[MXCY_DW_FLAT_MAX + MXCY_DW_MAXKW], t[MXCY_DW_FLAT_MAX];
+    if (g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 || g->ph < 0 || g->pw < 0 ||
+        g->oh != hp - g->kh + 1 || g->ow != wp - g->kw + 1 || hp * wp > MXCY_DW_FLAT_MAX)
+        return 0;
+    /* the last tap reads kw - 1 past the padded plane (into dropped columns): zeros */
+    memset(xp, 0, (size_t)(hp * wp + g->kw) * sizeof(T));
+    for (int i = 0; i < g->h; i++)
+        memcpy(xp + (int64_t)(i + g->ph) * wp + g->pw, x + (int64_t)i * g->w,
+               (size_t)g->w * sizeof(T));
+    MXCY_DW_SIMD for (int q = 0; q < n; q++) t[q] = bias;
+    for (int ki = 0; ki < g->kh; ki++) {
+        const T* restrict s = xp + ki * wp;
+        const T* wk = wt + ki * g->kw;
+        int kj = 0;
+        for (; kj + 3 <= g->kw; kj += 3) {
+            const T w0 = wk[kj], w1 = wk[kj + 1], w2 = wk[kj + 2];
+            const T* restrict s0 = s + kj;
+            MXCY_DW_SIMD for (int q = 0; q < n; q++)
+                t[q] += w0 * s0[q] + w1 * s0[q + 1] + w2 * s0[q + 2];
+        }
+        for (; kj < g->kw; kj++) {
+            const T w0 = wk[kj];
+            const T* restrict s0 = s + kj;
+            MXCY_DW_SIMD for (int q = 0; q < n; q++) t[q] += w0 * s0[q];
+        }
+    }
+    for (int oi = 0; oi < g->oh; oi++) {
+        T* yr = y + (int64_t)oi * g->ow;
+        const T* tr = t + (int64_t)oi * wp;
+        if (add) {
+            MXCY_DW_SIMD for (int j = 0; j < g->ow; j++) yr[j] += tr[j];
+        } else {
+            MXCY_DW_SIMD for (int j = 0; j < g->ow; j++) yr[j] = tr[j];
+        }
+    }
+    return 1;
+}
+
 /* y (add ? += : =) bias + sum over taps of wt[ki, kj] * x[oi*sh - ph + ki*dh, oj*sw - pw + kj*dw] */
 MXCY_DW_VEC void DW(mxcy_dw_fwd)(const mxcy_dw_geom* gp, const T* restrict x,
                                  const T* restrict wt, T bias, T* restrict y, int add) {
     const mxcy_dw_geom g = *gp;
     int lo_[MXCY_DW_MAXKW], hi_[MXCY_DW_MAXKW];
+    if (DW(mxcy_dw_fwd_flat)(&g, x, wt, bias, y, add))
+        return;
     DW(mxcy_dw_bounds)(&g, lo_, hi_);
     for (int oi = 0; oi < g.oh; oi++) {
         T* restrict yr = y + (int64_t)oi * g.ow;

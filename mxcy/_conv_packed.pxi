@@ -16,6 +16,7 @@ from mxcy._gemm_packed cimport (mxcy_packed_len, mxcy_pack_b, mxcy_gemm_packed,
 
 
 cdef bint packed_conv_enabled = True      # tests switch it off to compare with BLAS
+cdef int packed_conv_isa = 2              # the lowest mxcy_gemm_isa() that takes it
 
 
 cdef enum:
@@ -25,9 +26,11 @@ cdef enum:
 
 
 cdef inline bint use_packed(ConvArgs* a) noexcept nogil:
-    # AVX-512 only: the AVX2 kernel (3 rows × 32) ran LeNet's second layer 1.7x slower
-    # than im2col + OpenBLAS (measured with MXCY_ISA_CAP=avx2)
-    return (packed_conv_enabled and a.dtype == DT_FLOAT32 and mxcy_gemm_isa() == 2
+    # AVX-512 only by default: the AVX2 kernel (3 rows × 32) ran LeNet's second layer 1.7x
+    # slower than im2col + OpenBLAS (MXCY_ISA_CAP=avx2), and ResNet-18's 3×3 layers
+    # 1.5-1.8x slower in CPU time on an AVX2-only EPYC (set_packed_conv_isa(1), issue 16)
+    return (packed_conv_enabled and a.dtype == DT_FLOAT32
+            and mxcy_gemm_isa() >= packed_conv_isa
             and (a.c // a.groups) * a.kh * a.kw >= PACKED_MIN_K)
 
 
@@ -204,6 +207,15 @@ cdef void sum_parts_transposed(float* parts, int nparts, int groups, int K, int 
                     dw[(<int64_t>g * fg + f) * K + r] += acc
                 else:
                     dw[(<int64_t>g * fg + f) * K + r] = acc
+
+
+def set_packed_conv_isa(int isa):
+    """The lowest ISA level (2 AVX-512, 1 AVX2) on which float32 convolutions take the
+    packed path; returns the old one. For measuring and testing the AVX2 kernel."""
+    global packed_conv_isa
+    old = packed_conv_isa
+    packed_conv_isa = max(isa, 1)
+    return old
 
 
 def set_packed_conv(bint enabled):

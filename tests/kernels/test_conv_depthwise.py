@@ -22,6 +22,13 @@ GEOMETRIES = [
     ((1, 2, 4, 4), (5, 5), (1, 1), (1, 1), (1, 1)),        # window bigger than the image
     ((2, 3, 1, 17), (1, 5), (1, 2), (0, 2), (1, 1)),       # 1-D (H = 1)
     ((3, 16, 20, 20), (3, 3), (1, 1), (1, 1), (1, 1)),     # big enough to be split in parts
+    # stride 1 on small planes: the flattened-plane loops (mxcy_dw_fwd_flat)
+    ((2, 5, 14, 14), (3, 3), (1, 1), (1, 1), (1, 1)),      # MobileNet's 14×14
+    ((1, 3, 7, 7), (3, 3), (1, 1), (1, 1), (1, 1)),        # and 7×7
+    ((2, 3, 9, 13), (4, 4), (1, 1), (2, 1), (1, 1)),       # even window (3 + 1 taps a row)
+    ((1, 2, 11, 8), (5, 2), (1, 1), (0, 0), (1, 1)),       # no padding, 2 taps a row
+    ((1, 2, 38, 38), (3, 3), (1, 1), (1, 1), (1, 1)),      # padded plane 1600: the limit
+    ((1, 2, 39, 39), (3, 3), (1, 1), (1, 1), (1, 1)),      # 1681: row by row again
 ]
 
 

@@ -26,6 +26,16 @@ def conv_ref(x, w, b, stride, pad, dilate, groups):
                              groups=groups)
 
 
+@pytest.fixture(autouse=True, params=[2, 1], ids=['packed_on_avx512', 'packed_on_avx2'])
+def packed_isa(request):
+    """Run each test with the packed path allowed from AVX-512 (the default) and from AVX2
+    (off by default there: slower than BLAS, bench/RESULTS.md), so an AVX2 machine checks
+    the AVX2 kernel too."""
+    old = _conv.set_packed_conv_isa(request.param)
+    yield request.param
+    _conv.set_packed_conv_isa(old)
+
+
 @pytest.fixture
 def blas_path():
     """Run the body with the packed path off; restored afterwards."""

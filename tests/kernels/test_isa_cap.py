@@ -1,6 +1,7 @@
-"""Every run-time SIMD path of the packed GEMM and the 2×2 pool (mxcy/_isa.h) on this one
-machine: a child process capped with MXCY_ISA_CAP=avx2 or =none computes convolutions,
-pools and a fused LSTM, and must agree with this process (the widest path the CPU has)."""
+"""Every run-time SIMD path of the packed GEMM, the depthwise convolution and the 2×2 pool
+(mxcy/_isa.h) on this one machine: a child process capped with MXCY_ISA_CAP=avx2 or =none
+computes convolutions, pools and a fused LSTM, and must agree with this process (the widest
+path the CPU has)."""
 import json
 import os
 import subprocess
@@ -18,7 +19,8 @@ rng = np.random.default_rng(0)
 out = {}
 for name, (xs, ws, pad, groups) in {
         'lenet2': ((5, 20, 12, 12), (50, 20, 5, 5), (0, 0), 1),
-        'padded': ((3, 16, 9, 11), (12, 8, 3, 3), (1, 2), 2)}.items():
+        'padded': ((3, 16, 9, 11), (12, 8, 3, 3), (1, 2), 2),
+        'depthwise': ((2, 20, 13, 19), (20, 1, 3, 3), (1, 1), 20)}.items():
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal(ws).astype(np.float32)
     b = rng.standard_normal(ws[0]).astype(np.float32)
