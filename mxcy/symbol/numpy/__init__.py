@@ -255,9 +255,11 @@ from mxcy.symbol.numpy._shapes import *  # noqa: E402,F401,F403
 from mxcy.symbol.numpy._shapes import __all__ as _SHAPES  # noqa: E402
 from mxcy.symbol.numpy import linalg  # noqa: E402
 from mxcy.symbol.numpy._nosym import install as _install_nosym  # noqa: E402
+from mxcy.symbol.numpy import _methods  # noqa: E402
 
 __all__ = sorted(list(BINARY) + list(FLOAT_UNARY + SAME_UNARY) + list(UNARY_ALIASES) +
                  ['negative', 'sum', 'prod', 'mean', 'max', 'min', 'amax', 'amin', 'argmax',
                   'argmin', 'var', 'std', 'linalg'] + list(_SHAPES))
 __all__ += _install_nosym(globals())
 del _n, _base
+_methods.install(Symbol)
