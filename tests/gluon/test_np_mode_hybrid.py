@@ -242,3 +242,46 @@ def test_bad_operand_names_the_function():
     with pytest.raises(TypeError, match=r"mx.sym.np.add: the other operand must be a "
                                         r"Symbol or a scalar, got str"):
         mx.sym.np.add(mx.sym.var('a'), 'x')
+
+
+class _ExportNet(gluon.HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.w = self.params.get('w', shape=(4, 6))
+            self.b = self.params.get('b', shape=(6,))
+
+    def hybrid_forward(self, F, x, w, b):
+        h = F.npx.relu(F.np.dot(x, w) + b)
+        a, c = F.np.split(h, 2, axis=1)
+        mask = a > 0.5
+        y = F.np.concatenate([F.np.where(mask, a, F.np.zeros_like(a)), c * mask], axis=1)
+        return F.np.sum(y, axis=1, keepdims=True) + F.np.mean(F.np.exp(-y), axis=0) - \
+            F.np.max(h) + h[:, 1:2] * 2
+
+
+def export_block():
+    """The block tools/mxnet_np_hybrid_fixtures.py exports (fixed weights, hybridized)."""
+    net = _ExportNet(prefix='fnp_')
+    net.initialize()
+    net.w.set_data(mx.np.array(onp.linspace(-1, 1, 24).reshape(4, 6)))
+    net.b.set_data(mx.np.array(onp.linspace(-.2, .3, 6)))
+    net.hybridize()
+    return net
+
+
+def test_export_of_an_F_np_block_loads_in_mxnet(tmp_path):
+    """tools/mxnet_np_hybrid_fixtures.py: MXNet 1.9.1 loaded this export under set_np()
+    (registry operator names it knows: broadcast_add, Cast, where, _npx_reshape ...) and
+    recorded its output; the export is still byte-identical and both outputs agree."""
+    import pathlib
+    files = pathlib.Path(__file__).resolve().parent / 'mxnet_files'
+    io = onp.load(files / 'fnp_io.npz')
+    net = export_block()
+    out = net(mx.np.array(io['x']))
+    onp.testing.assert_allclose(out.asnumpy(), io['y'], rtol=1e-5, atol=1e-5)
+    sym_file, params_file = net.export(str(tmp_path / 'fnp'))
+    assert pathlib.Path(sym_file).read_text() == (files / 'fnp-symbol.json').read_text()
+    assert pathlib.Path(params_file).read_bytes() == (files / 'fnp-0000.params').read_bytes()
+    npx.reset_np()
+    assert mx.sym.load(sym_file).list_arguments() == ['data', 'fnp_w', 'fnp_b']

@@ -112,12 +112,17 @@ def split(ary, indices_or_sections, axis=0):
 
 
 def where(condition, x=None, y=None):
+    """NumPy's where of same-shape operands (the ``where`` operator does not broadcast
+    a condition of another shape)."""
     if x is None or y is None:
         raise TypeError("mx.sym.np.where: x and y are required (the one-argument form's "
                         "output size depends on the values: no symbolic form)")
     cond = _sym(condition, 'where', 'condition')
     x, y = _filled(x, y, 'x'), _filled(y, x, 'y')
     x, y = _same_dtype([x, y], 'where')
+    dc, dx = dtypes(cond, x)
+    if dc is not None and dx is not None and dc != dx:
+        cond = _cast(cond, dx)          # as mx.np does (MXNet's where takes no bool)
     return _node('where', (cond, x, y))
 
 
