@@ -444,11 +444,11 @@ class HybridBlock(Block):
             outer = getattr(_TRACING, 'shapes', None)
             if outer is not None:           # inside a parent's trace: its names count
                 return self._trace(args, None)
-            _TRACING.shapes, _TRACING.dtypes = {}, {}
+            _TRACING.shapes, _TRACING.dtypes, _TRACING.dtype_cache = {}, {}, {}
             try:
                 self._trace(args, _TRACING.shapes)
             finally:
-                _TRACING.shapes = _TRACING.dtypes = None
+                _TRACING.shapes = _TRACING.dtypes = _TRACING.dtype_cache = None
         return self._cached_graph
 
     def _trace(self, args, shapes):
@@ -468,8 +468,7 @@ class HybridBlock(Block):
                 inputs.append(var)
                 symbols.append(var)
                 if shapes is not None and isinstance(a, NDArray):
-                    shapes[var.name] = a.shape
-                    _TRACING.dtypes[var.name] = a.dtype
+                    shapes[var.name], _TRACING.dtypes[var.name] = a.shape, a.dtype
             grouped = _regroup(symbols, in_format)[0]
             params = {k: v.var() for k, v in self._reg_params.items()}
             with self.name_scope():
@@ -563,22 +562,6 @@ def traced_shape(symbol):
         return None
     shape = outs[0] if outs else None
     return tuple(shape) if shape and all(d > 0 for d in shape) else None
-
-
-def traced_dtypes(symbols):
-    """The dtypes of `symbols` (one output each) from the traced block's input dtypes
-    and the variables' ``__dtype__`` (parameters); None where not inferable."""
-    from mxcy.symbol.symbol import Group
-    known = getattr(_TRACING, 'dtypes', None) or {}
-    group = Group(list(symbols)) if len(symbols) > 1 else symbols[0]
-    names = set(group.list_arguments())
-    try:
-        _, outs, _ = group.infer_type_partial(**{k: v for k, v in known.items()
-                                                 if k in names})
-    except Exception:                   # noqa: BLE001  (not inferable: unknown)
-        return [None] * len(symbols)
-    from numpy import dtype
-    return [None if t is None else dtype(t) for t in outs]
 
 
 def _flatten_inputs(args):

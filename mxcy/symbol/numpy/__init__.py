@@ -42,7 +42,7 @@ def _sym(x, fname, arg='x'):
 def dtypes(*symbols):
     """The dtypes of `symbols` inferred from what the tracing block knows (None where
     unknown)."""
-    from mxcy.gluon.block import traced_dtypes
+    from mxcy.symbol.numpy._dtypes import traced_dtypes
     return traced_dtypes(symbols)
 
 
