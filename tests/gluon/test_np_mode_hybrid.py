@@ -122,6 +122,11 @@ def test_reductions(fn):
 def test_full_reduction_is_zero_dim():
     got = _same(lambda: _Fn(lambda F, x: F.np.sum(x) * F.np.mean(x)), _x(3, 2))
     assert got['out'][0][2] == ()
+    got = _same(lambda: _Fn(lambda F, x: F.np.max(x, axis=(0, 1)) + F.np.sum(x, axis=1)),
+                _x(3, 2))
+    assert got['out'][0][2] == (3,)
+    got = _same(lambda: _Fn(lambda F, x: F.np.max(x, axis=(1, 0))), _x(3, 2))
+    assert got['out'][0][2] == ()
 
 
 def _concat_split(F, x, y):

@@ -158,9 +158,8 @@ def negative(x, out=None, **kwargs):
 
 # ---------------------------------------------------------------- reductions
 def _ndim(x):
-    from mxcy.gluon.block import traced_shape
-    shape = traced_shape(x)
-    return None if shape is None else len(shape)
+    from mxcy.symbol.numpy._dtypes import traced_ndim
+    return traced_ndim(x)
 
 
 def _axes(axis):
@@ -253,13 +252,15 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 from mxcy.symbol.numpy._shapes import *  # noqa: E402,F401,F403
 from mxcy.symbol.numpy._shapes import __all__ as _SHAPES  # noqa: E402
+from mxcy.symbol.numpy._more import *  # noqa: E402,F401,F403
+from mxcy.symbol.numpy._more import __all__ as _MORE  # noqa: E402
 from mxcy.symbol.numpy import linalg  # noqa: E402
 from mxcy.symbol.numpy._nosym import install as _install_nosym  # noqa: E402
 from mxcy.symbol.numpy import _methods  # noqa: E402
 
 __all__ = sorted(list(BINARY) + list(FLOAT_UNARY + SAME_UNARY) + list(UNARY_ALIASES) +
                  ['negative', 'sum', 'prod', 'mean', 'max', 'min', 'amax', 'amin', 'argmax',
-                  'argmin', 'var', 'std', 'linalg'] + list(_SHAPES))
+                  'argmin', 'var', 'std', 'linalg'] + list(_SHAPES) + list(_MORE))
 __all__ += _install_nosym(globals())
 del _n, _base
 _methods.install(Symbol)

@@ -21,10 +21,10 @@ def getitem(x, key):
     ``_npx_reshape`` dropping the integer-indexed axes and adding the None axes."""
     from mxcy.symbol.numpy import _node, _reshape
     key = key if isinstance(key, tuple) else (key,)
-    begin, end, step, codes = [], [], [], []
+    begin, end, step, codes, new_axes = [], [], [], [], []
     for k in key:
         if k is None:
-            codes.append(1)
+            new_axes.append(len(codes) - codes.count(-3) + len(new_axes))
         elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
             begin.append(int(k))
             end.append(int(k) + 1 if k != -1 else None)
@@ -40,9 +40,11 @@ def getitem(x, key):
                             f"in NumPy mode (no shapes while tracing), got {k!r}")
     out = _node('slice', (x,), begin=tuple(begin), end=tuple(end), step=tuple(step)) \
         if begin else x
-    if all(c == -2 for c in codes):
-        return out
-    return _reshape(out, tuple(codes) + (-4,))
+    if -3 in codes:
+        out = _reshape(out, tuple(codes) + (-4,))
+    for axis in new_axes:
+        out = _node('expand_dims', (out,), axis=axis)
+    return out
 
 
 def _method(x, name):
