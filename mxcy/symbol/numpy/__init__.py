@@ -152,10 +152,6 @@ for _n in BINARY:
     globals()[_n] = _binary_fn(_n)
 
 
-def negative(x, out=None, **kwargs):
-    return _node('negative', (_sym(x, 'negative'),))
-
-
 # ---------------------------------------------------------------- reductions
 def _ndim(x):
     from mxcy.symbol.numpy._dtypes import traced_ndim
@@ -259,7 +255,7 @@ from mxcy.symbol.numpy._nosym import install as _install_nosym  # noqa: E402
 from mxcy.symbol.numpy import _methods  # noqa: E402
 
 __all__ = sorted(list(BINARY) + list(FLOAT_UNARY + SAME_UNARY) + list(UNARY_ALIASES) +
-                 ['negative', 'sum', 'prod', 'mean', 'max', 'min', 'amax', 'amin', 'argmax',
+                 ['sum', 'prod', 'mean', 'max', 'min', 'amax', 'amin', 'argmax',
                   'argmin', 'var', 'std', 'linalg'] + list(_SHAPES) + list(_MORE))
 __all__ += _install_nosym(globals())
 del _n, _base

@@ -6,11 +6,13 @@ block traces, and say so when it is unknown."""
 import numpy as _onp
 
 from mxcy.symbol.numpy import _cast, _ndim, _node, _reduce, _reshape, _sym, binary, dtypes
-from mxcy.symbol.numpy._shapes import concatenate, flip, transpose, zeros, zeros_like
+from mxcy.symbol.numpy._shapes import (concatenate, flip, split, transpose, zeros,
+                                       zeros_like)
 
 __all__ = ['cumsum', 'diag', 'trace', 'outer', 'vdot', 'inner', 'append', 'fliplr',
            'flipud', 'moveaxis', 'vstack', 'row_stack', 'hstack', 'dstack', 'column_stack',
-           'eye', 'identity', 'linspace', 'empty', 'empty_like']
+           'eye', 'identity', 'linspace', 'empty', 'empty_like', 'vsplit', 'hsplit',
+           'dsplit']
 
 
 def _ndim_of(x, fname):
@@ -138,3 +140,15 @@ def empty(shape, dtype=_onp.float32, order='C', ctx=None):
 
 def empty_like(prototype, dtype=None, order='C', subok=False, shape=None):
     return zeros_like(prototype, dtype)
+
+
+def vsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0)
+
+
+def hsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 0 if _ndim_of(ary, 'hsplit') == 1 else 1)
+
+
+def dsplit(ary, indices_or_sections):
+    return split(ary, indices_or_sections, 2)
