@@ -201,7 +201,8 @@ def test_promotion_after_type_inference(x_dtype, y_dtype):
     def fn(F, a, b):
         return (a + b, a * b, a / b, F.np.true_divide(a, b), a < b, F.np.sum(a == b),
                 F.np.sum(a > 0), F.np.concatenate([a, F.np.expand_dims(b, 0)]),
-                F.np.maximum(a, b), F.np.mean(a, axis=0))
+                F.np.maximum(a, b), F.np.mean(a, axis=0), a * 1.5 + 1, a / 2, 3 - a,
+                a > 1, F.np.exp(a))
     got = _same(lambda: _Fn(fn), x, y, grad=False)
     dtypes = [o[1] for o in got['out']]
     assert dtypes[4] == onp.bool_ and dtypes[5] == onp.int64
@@ -288,5 +289,8 @@ def test_export_of_an_F_np_block_loads_in_mxnet(tmp_path):
     sym_file, params_file = net.export(str(tmp_path / 'fnp'))
     assert pathlib.Path(sym_file).read_text() == (files / 'fnp-symbol.json').read_text()
     assert pathlib.Path(params_file).read_bytes() == (files / 'fnp-0000.params').read_bytes()
+    again = gluon.SymbolBlock.imports(sym_file, ['data'], params_file)(mx.np.array(io['x']))
+    assert isinstance(again, mx.np.ndarray)
+    onp.testing.assert_allclose(again.asnumpy(), io['y'], rtol=1e-5, atol=1e-5)
     npx.reset_np()
     assert mx.sym.load(sym_file).list_arguments() == ['data', 'fnp_w', 'fnp_b']

@@ -125,9 +125,10 @@ def binary(fname, x1, x2):
             raise TypeError(f"mx.sym.np.{fname}: the other operand must be a Symbol or a "
                             f"scalar, got {type(scalar).__name__}")
         dt = dtypes(arr)[0]
-        if dt is not None and (dt == _BOOL and fname not in _COMPARE or
-                               fname in _DIVIDE and dt.kind != 'f'):
-            arr = _cast(arr, _F32)
+        if dt is not None and fname in _DIVIDE and dt.kind != 'f':
+            arr = _cast(arr, _F32)          # int / scalar is float32 (mx.np)
+        elif dt == _BOOL and fname not in _COMPARE:
+            arr = _cast(arr, _I64)          # bool with a scalar computes in int64 (mx.np)
         out = _node(op, (arr,), scalar=float(scalar))
     return _cast(out, _BOOL) if fname in _COMPARE else out
 
