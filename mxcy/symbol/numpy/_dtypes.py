@@ -71,8 +71,12 @@ def traced_dtypes(symbols):
             for t in forward(symbols, 'type', *_trace_state('type'))]
 
 
+def traced_shape(symbol):
+    """The shape of `symbol` from the traced block's input shapes and the parameters'
+    ``__shape__``, or None where not known."""
+    return forward([symbol], 'shape', *_trace_state('shape'))[0]
+
+
 def traced_ndim(symbol):
-    """The number of dimensions of `symbol` from the traced block's input shapes and
-    the parameters' ``__shape__``, or None where not known."""
-    shape = forward([symbol], 'shape', *_trace_state('shape'))[0]
+    shape = traced_shape(symbol)
     return None if shape is None else len(shape)

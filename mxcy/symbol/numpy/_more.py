@@ -12,7 +12,17 @@ from mxcy.symbol.numpy._shapes import (concatenate, flip, split, transpose, zero
 __all__ = ['cumsum', 'diag', 'trace', 'outer', 'vdot', 'inner', 'append', 'fliplr',
            'flipud', 'moveaxis', 'vstack', 'row_stack', 'hstack', 'dstack', 'column_stack',
            'eye', 'identity', 'linspace', 'empty', 'empty_like', 'vsplit', 'hsplit',
-           'dsplit']
+           'dsplit', 'tensordot', 'array_split']
+
+
+def _shape_of(x, fname):
+    from mxcy.symbol.numpy._dtypes import traced_shape
+    shape = traced_shape(x)
+    if shape is None:
+        raise ValueError(f"mx.sym.np.{fname}: the result depends on the operand's shape, "
+                         "which is unknown here (only known while a hybridized block "
+                         "traces with initialized parameters)")
+    return shape
 
 
 def _ndim_of(x, fname):
@@ -152,3 +162,42 @@ def hsplit(ary, indices_or_sections):
 
 def dsplit(ary, indices_or_sections):
     return split(ary, indices_or_sections, 2)
+
+
+def tensordot(a, b, axes=2):
+    """Sum of products over `axes` (an int: a's last and b's first; or two lists):
+    transposes and reshapes around the ``dot`` operator, as mx.np does."""
+    from mxcy.symbol.numpy._shapes import dot
+    sa = _shape_of(_sym(a, 'tensordot', 'a'), 'tensordot')
+    sb = _shape_of(_sym(b, 'tensordot', 'b'), 'tensordot')
+    if isinstance(axes, int):
+        axa, axb = list(range(len(sa) - axes, len(sa))), list(range(axes))
+    else:
+        axa, axb = ([x] if isinstance(x, int) else list(x) for x in axes)
+    axa, axb = [x % len(sa) for x in axa], [x % len(sb) for x in axb]
+    for i, j in zip(axa, axb):
+        if sa[i] != sb[j]:
+            raise ValueError(f"mx.sym.np.tensordot: shape-mismatch for sum ({sa} axis {i}, "
+                             f"{sb} axis {j})")
+    free_a = [i for i in range(len(sa)) if i not in axa]
+    free_b = [j for j in range(len(sb)) if j not in axb]
+    k = int(_onp.prod([sa[i] for i in axa]))
+    at = transpose(a, tuple(free_a + axa)) if len(sa) > 1 else a
+    bt = transpose(b, tuple(axb + free_b)) if len(sb) > 1 else b
+    res = dot(_reshape(at, (-1, k)), _reshape(bt, (k, -1)))
+    return _reshape(res, tuple(sa[i] for i in free_a) + tuple(sb[j] for j in free_b))
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """NumPy's array_split: `n` pieces whose sizes differ by at most one (the first
+    ones larger), or pieces between indices."""
+    if not isinstance(indices_or_sections, int):
+        return split(ary, indices_or_sections, axis)
+    n = indices_or_sections
+    size = _shape_of(_sym(ary, 'array_split', 'ary'), 'array_split')[axis]
+    each, extra = divmod(size, n)
+    bounds, at = [], 0
+    for i in range(n - 1):
+        at += each + (1 if i < extra else 0)
+        bounds.append(at)
+    return split(ary, bounds, axis)
