@@ -444,11 +444,11 @@ class HybridBlock(Block):
             outer = getattr(_TRACING, 'shapes', None)
             if outer is not None:           # inside a parent's trace: its names count
                 return self._trace(args, None)
-            _TRACING.shapes = {}
+            _TRACING.shapes, _TRACING.dtypes, _TRACING.dtype_cache = {}, {}, {}
             try:
                 self._trace(args, _TRACING.shapes)
             finally:
-                _TRACING.shapes = None
+                _TRACING.shapes = _TRACING.dtypes = _TRACING.dtype_cache = None
         return self._cached_graph
 
     def _trace(self, args, shapes):
@@ -468,7 +468,7 @@ class HybridBlock(Block):
                 inputs.append(var)
                 symbols.append(var)
                 if shapes is not None and isinstance(a, NDArray):
-                    shapes[var.name] = a.shape
+                    shapes[var.name], _TRACING.dtypes[var.name] = a.shape, a.dtype
             grouped = _regroup(symbols, in_format)[0]
             params = {k: v.var() for k, v in self._reg_params.items()}
             with self.name_scope():

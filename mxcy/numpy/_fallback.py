@@ -64,6 +64,13 @@ def to_numpy(value):
     return value
 
 
+def _has_symbol(args, kwargs):
+    from mxcy.symbol.symbol import Symbol
+    return any(isinstance(v, Symbol) or isinstance(v, (list, tuple)) and
+               any(isinstance(w, Symbol) for w in v)
+               for v in list(args) + list(kwargs.values()))
+
+
 def _context(args, kwargs):
     for v in list(args) + list(kwargs.values()):
         if isinstance(v, NDArray):
@@ -89,6 +96,9 @@ def numpy_function(name, impl, spec, wrap=True, scalars=False):
                                           for p in impl_params.values())
 
     def fn(*args, **kwargs):
+        if _has_symbol(args, kwargs):
+            from mxcy.symbol.numpy._nosym import no_symbol_error
+            raise no_symbol_error(name)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:

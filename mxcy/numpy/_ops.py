@@ -26,6 +26,11 @@ _FLOAT_UNARY = ('exp', 'log', 'log2', 'log10', 'log1p', 'expm1', 'sqrt', 'cbrt',
 _SAME_UNARY = ('abs', 'sign', 'floor', 'ceil', 'trunc', 'fix', 'rint', 'square',
                'negative')
 _ALIASES = {'absolute': 'abs', 'fabs': 'abs', 'deg2rad': 'radians', 'rad2deg': 'degrees'}
+# the tables mx.sym.np builds the same functions from (mxcy/symbol/numpy)
+FLOAT_UNARY, SAME_UNARY, UNARY_ALIASES = _FLOAT_UNARY, _SAME_UNARY, _ALIASES
+# reduction function -> registry operator
+REDUCE_OPS = {'sum': 'sum', 'mean': 'mean', 'prod': 'prod', 'max': 'max', 'min': 'min',
+              'amax': 'max', 'amin': 'min', 'argmax': 'argmax', 'argmin': 'argmin'}
 
 
 def _op(name):
@@ -240,10 +245,10 @@ def _minmax(nd_name, fname):
     return fn
 
 
-max = _minmax('max', 'max')  # noqa: A001
-min = _minmax('min', 'min')  # noqa: A001
-amax = _minmax('max', 'amax')
-amin = _minmax('min', 'amin')
+max = _minmax(REDUCE_OPS['max'], 'max')  # noqa: A001
+min = _minmax(REDUCE_OPS['min'], 'min')  # noqa: A001
+amax = _minmax(REDUCE_OPS['amax'], 'amax')
+amin = _minmax(REDUCE_OPS['amin'], 'amin')
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
@@ -297,8 +302,8 @@ def _arg(nd_name, fname):
     return fn
 
 
-argmax = _arg('argmax', 'argmax')
-argmin = _arg('argmin', 'argmin')
+argmax = _arg(REDUCE_OPS['argmax'], 'argmax')
+argmin = _arg(REDUCE_OPS['argmin'], 'argmin')
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

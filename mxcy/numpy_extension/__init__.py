@@ -65,6 +65,8 @@ def _attach():
     from mxcy.numpy_extension import _symbol
     _nd.npx = sys.modules[__name__]
     _sym.npx = _symbol
+    from mxcy.symbol import numpy as _sym_np        # mx.sym.np: F.np while tracing
+    _sym.np = _sym_np
     if not hasattr(_nd, 'np'):
         _nd.np = _np
 

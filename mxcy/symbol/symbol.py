@@ -378,6 +378,10 @@ class Symbol:
     # ------------------------------------------------------------ arithmetic
     def _binary(self, other, op, scalar_op, rscalar_op=None, reverse=False):
         from mxcy.symbol._gen import make_op_symbol
+        from mxcy.util import is_np_array
+        if is_np_array():               # npx.set_np(): NumPy semantics, as mx.sym.np
+            from mxcy.symbol import numpy as np_sym
+            return np_sym.dunder(self, other, op, reverse)
         if isinstance(other, Symbol):
             args = (other, self) if reverse else (self, other)
             return make_op_symbol(op, args, {})
