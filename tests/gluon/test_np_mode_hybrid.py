@@ -173,6 +173,30 @@ def test_take_and_power():
     _same(lambda: _Fn(lambda F, x: F.np.power(x, 2) + x ** 3), _x(3, 2))
 
 
+def test_matmul_by_traced_rank():
+    _same(lambda: _Fn(lambda F, x, y: F.np.matmul(x, y)), _x(3, 4), _x(4, 2, seed=1))
+    got = _same(lambda: _Fn(lambda F, x, y: F.np.matmul(x, y)), _x(2, 3, 4),
+                _x(2, 4, 5, seed=1))
+    assert got['out'][0][2] == (2, 3, 5)        # stacks of matrices, not dot's (2,3,2,5)
+    with pytest.raises(ValueError, match=r"mx.sym.np.matmul: operands of 4 and 4 dim"):
+        _run(lambda: _Fn(lambda F, x, y: F.np.matmul(x, y)), (_x(1, 2, 3, 4),
+                                                             _x(1, 2, 4, 5)), True)
+    with pytest.raises(ValueError, match=r"matmul: operands of None and None"):
+        mx.sym.np.matmul(mx.sym.var('a'), mx.sym.var('b'))
+
+
+def test_where_refuses_shapes_it_would_read_as_rows():
+    # a 1-D condition: NumPy broadcasts it along the last axis; the where operator would
+    # pick rows, so the symbol refuses it instead of answering differently
+    x, cond = _x(3, 3), onp.array([True, False, True])
+    fn = lambda F, c, v: F.np.where(c, v, F.np.zeros_like(v))   # noqa: E731
+    ref = _run(lambda: _Fn(fn), (cond, x), False, grad=False)['out'][0][0]
+    onp.testing.assert_array_equal(ref, onp.where(cond, x, 0))
+    with pytest.raises(ValueError, match=r"mx.sym.np.where: condition, x and y need one "
+                                         r"shape"):
+        _run(lambda: _Fn(fn), (cond, x), True, grad=False)
+
+
 @pytest.mark.parametrize('name', ['exp', 'log1p', 'sqrt', 'tanh', 'abs', 'negative',
                                   'square', 'sin', 'arctan', 'reciprocal', 'absolute',
                                   'floor'])

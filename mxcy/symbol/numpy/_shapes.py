@@ -112,14 +112,20 @@ def split(ary, indices_or_sections, axis=0):
 
 
 def where(condition, x=None, y=None):
-    """NumPy's where of same-shape operands (the ``where`` operator does not broadcast
-    a condition of another shape)."""
+    """NumPy's where of same-shape operands. The ``where`` operator does not broadcast,
+    and takes a 1-D condition as a choice of rows, which NumPy would broadcast along the
+    last axis instead: operands whose traced shapes differ, or are unknown, raise."""
     if x is None or y is None:
         raise TypeError("mx.sym.np.where: x and y are required (the one-argument form's "
                         "output size depends on the values: no symbolic form)")
     cond = _sym(condition, 'where', 'condition')
     x, y = _filled(x, y, 'x'), _filled(y, x, 'y')
     x, y = _same_dtype([x, y], 'where')
+    from mxcy.symbol.numpy._dtypes import traced_shape
+    shapes = [traced_shape(v) for v in (cond, x, y)]
+    if None in shapes or len(set(shapes)) > 1:
+        raise ValueError(f"mx.sym.np.where: condition, x and y need one shape known while "
+                         f"tracing, got {shapes} (None: unknown)")
     dc, dx = dtypes(cond, x)
     if dc is not None and dx is not None and dc != dx:
         cond = _cast(cond, dx)          # as mx.np does (MXNet's where takes no bool)
@@ -147,9 +153,19 @@ def dot(a, b, out=None):
 
 
 def matmul(a, b, out=None, **kwargs):
-    """matmul of 2-D operands (the ``dot`` operator); stacked matrices need their
-    number of dimensions, which a Symbol does not carry: use npx.batch_dot."""
-    return dot(a, b)
+    """NumPy's matmul where the traced operands' ranks make it one operator: ``dot`` for
+    1-D/2-D operands, ``batch_dot`` for two stacks of matrices (3-D); other ranks, or
+    ranks unknown outside a trace, raise rather than give dot's different answer."""
+    from mxcy.symbol.numpy._dtypes import traced_ndim
+    a, b = _sym(a, 'matmul', 'a'), _sym(b, 'matmul', 'b')
+    na, nb = traced_ndim(a), traced_ndim(b)
+    if na is not None and nb is not None and 0 < na <= 2 and 0 < nb <= 2:
+        return dot(a, b)
+    if na == nb == 3:
+        return _node('batch_dot', _same_dtype([a, b], 'matmul'))
+    raise ValueError(f"mx.sym.np.matmul: operands of {na} and {nb} dimensions ('None': "
+                     "unknown outside a trace) have no symbolic form here; 1-D/2-D "
+                     "operands or two 3-D stacks do (or use npx.batch_dot)")
 
 
 def take(a, indices, axis=None, mode='raise', out=None):
