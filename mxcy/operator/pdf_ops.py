@@ -108,10 +108,25 @@ class _Pdf(NumpyOp):
         return out
 
 
+def _uniform_compute(self, p, sample, low, high):
+    """The uniform density without a log and an exp per draw: one value per parameter
+    pair (1 / (high - low), or its log), placed where the draw lies in [low, high]."""
+    low, high = self._expand(sample, (low, high))
+    with np.errstate(all='ignore'):
+        width = high - low
+        inside = -np.log(width) if p.is_log else 1 / width
+    dtype = np.result_type(sample.dtype, np.float32)
+    outside = dtype.type(-np.inf if p.is_log else 0)
+    return np.where((sample >= low) & (sample <= high), inside.astype(dtype), outside)
+
+
+_COMPUTE = {'uniform': _uniform_compute}
+
 for _dist, (_pnames, _density) in DENSITIES.items():
     register_op(type(f'_random_pdf_{_dist}', (_Pdf,), {
         'name': f'_random_pdf_{_dist}', 'aliases': (f'random_pdf_{_dist}',),
         'pnames': _pnames, 'density': staticmethod(_density),
+        **({'compute': _COMPUTE[_dist]} if _dist in _COMPUTE else {}),
         '__doc__': f"The {_dist} density of each draw in sample (log with is_log)."}))
 
 
