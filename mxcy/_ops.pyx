@@ -378,6 +378,11 @@ cdef void unary_typed(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
         for i in range(n):
             out[i] = x[i] if x[i] >= 0 else -x[i]
         return
+    if num_t is float or num_t is double:
+        if op == U_SOFTSIGN:            # unop's value, in a loop that vectorises
+            for i in range(n):
+                out[i] = <num_t>(<double>x[i] / (1.0 + fabs(<double>x[i])))
+            return
     for i in range(n):
         out[i] = <num_t>unop(<double>x[i], op)
 

@@ -90,6 +90,17 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
                 g = dy[i]
                 dx[i] = g if v[i] > 0 else 0
         return
+    cdef double d
+    if op == G_SOFTSIGN_Y and v != NULL:       # dact's value, in a loop that vectorises
+        if add:
+            for i in range(n):
+                d = 1.0 - fabs(<double>v[i])
+                dx[i] = <real_t>(dy[i] * (d * d)) + dx[i]
+        else:
+            for i in range(n):
+                d = 1.0 - fabs(<double>v[i])
+                dx[i] = <real_t>(dy[i] * (d * d))
+        return
     for i in range(n):
         g = <real_t>(dy[i] * dact(v[i], op)) if v != NULL else dy[i]
         dx[i] = g + dx[i] if add else g

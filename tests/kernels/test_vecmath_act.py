@@ -155,3 +155,23 @@ def test_gelu_gradient_matches_central_differences():
           - run_unary(_ops, 'gelu', x - h, np.float64)) / (2 * h)
     got = run_grad(_ops, x, np.ones_like(x), np.float64)
     np.testing.assert_allclose(got, fd, atol=1e-8)
+
+
+# ---------------------------------------------------------------- softsign (plain loops)
+@pytest.mark.parametrize('impl', IMPLS)
+@pytest.mark.parametrize('dtype', FLOAT_DTYPES)
+@pytest.mark.parametrize('req', [1, 2])
+def test_softsign_forward_and_gradient_from_the_output(impl, dtype, req):
+    # (softsign(±inf) is NaN, as MXNet's x / (1 + |x|))
+    x = np.concatenate([np.linspace(-50, 50, 1001), [0.0, -0.0, 1e-30, 3e38]])
+    y = run_unary(impl, 'softsign', x, dtype)
+    np.testing.assert_allclose(y, (x / (1 + np.abs(x))).astype(dtype),
+                               rtol=1e-7 if dtype == np.float32 else 1e-15)
+    dy = np.linspace(-2, 2, x.size).astype(dtype)
+    prior = np.full(x.size, 0.5, dtype)
+    dx = prior.copy() if req == 2 else np.zeros_like(y)
+    assert impl.grad_np(GRAD_OPS['softsign_y'], y, dy, dx, req) is dx
+    expected = dy / (1 + np.abs(x)) ** 2 + (prior if req == 2 else 0)
+    # float32: 1 - |y| from a rounded y near ±1 keeps ~5 digits (so does MXNet's)
+    np.testing.assert_allclose(dx, expected.astype(dtype), rtol=1e-5 if dtype == np.float32
+                               else 1e-12, atol=1e-30)
