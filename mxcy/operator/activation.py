@@ -29,7 +29,7 @@ from scipy.special import erf
 from mxcy import _ndarray
 from mxcy._ops import BINARY_OPS, GRAD_OPS, UNARY_OPS, push_grad
 from mxcy.ndarray.random import push_random
-from mxcy.operator._compute import assign
+from mxcy.operator._compute import assign, bit_select
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op
 
@@ -89,21 +89,9 @@ def _leaky_backward(dy, x, dx, slope, req):
     positive = x > 0                   # before any write: dx may be x's buffer
     scaled = np.multiply(dy, slope, dtype=dx.dtype, casting='unsafe')
     out = dx if req != 'add' else np.empty_like(dx)
-    _bit_select(positive, dy.astype(dx.dtype, copy=False), scaled, out)
+    bit_select(positive, dy.astype(dx.dtype, copy=False), scaled, out)
     if req == 'add':
         dx += out
-
-
-def _bit_select(mask, yes, no, out):
-    """out := yes where mask else no (arrays of out's dtype and shape; out may be yes, not
-    no): (yes ^ no) & -mask ^ no on the bits."""
-    bits = np.dtype(f'u{out.itemsize}')
-    m = mask.view(np.uint8).astype(bits)
-    np.negative(m, out=m)              # 0 or all ones
-    o = out.view(bits)
-    np.bitwise_xor(yes.view(bits), no.view(bits), out=o)
-    o &= m
-    o ^= no.view(bits)
 
 
 # dy/dx from the input x (and the slope a)

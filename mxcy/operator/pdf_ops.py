@@ -13,6 +13,7 @@ the sample (zero for the discrete distributions) and each parameter (summed over
 import numpy as np
 from scipy import special
 
+from mxcy.operator._compute import bit_select
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -110,14 +111,18 @@ class _Pdf(NumpyOp):
 
 def _uniform_compute(self, p, sample, low, high):
     """The uniform density without a log and an exp per draw: one value per parameter
-    pair (1 / (high - low), or its log), placed where the draw lies in [low, high]."""
-    low, high = self._expand(sample, (low, high))
+    pair (1 / (high - low), or its log), selected where the draw lies in [low, high]."""
+    shape = low.shape + (1,) * (sample.ndim - low.ndim)
+    low, high = low.reshape(shape), high.reshape(shape)     # compared in their own dtype
     with np.errstate(all='ignore'):
-        width = high - low
+        width = high.astype(np.float64) - low
         inside = -np.log(width) if p.is_log else 1 / width
     dtype = np.result_type(sample.dtype, np.float32)
-    outside = dtype.type(-np.inf if p.is_log else 0)
-    return np.where((sample >= low) & (sample <= high), inside.astype(dtype), outside)
+    out = np.empty(sample.shape, dtype)
+    outside = np.full((), -np.inf if p.is_log else 0, dtype)
+    bit_select((sample >= low) & (sample <= high), np.broadcast_to(inside.astype(dtype),
+                                                                   out.shape), outside, out)
+    return out
 
 
 _COMPUTE = {'uniform': _uniform_compute}
