@@ -125,13 +125,26 @@ def _uniform_compute(self, p, sample, low, high):
     return out
 
 
-_COMPUTE = {'uniform': _uniform_compute}
+def _uniform_grad(self, p, dys, xs, ys):
+    """d log p / d(low, high) = ±1 / (high - low) is one value per parameter pair, so
+    each gradient is it times the sum of the scales over the draws (no per-draw arrays);
+    the sample's gradient is 0."""
+    sample, low, high = xs
+    scale = dys[0] if p.is_log else dys[0] * ys[0]
+    axes = tuple(range(low.ndim, sample.ndim))
+    total = scale.astype(np.float64).sum(axis=axes).reshape(low.shape)
+    with np.errstate(all='ignore'):
+        inv = 1 / (high.astype(np.float64) - low)
+    return [np.zeros(sample.shape, scale.dtype), inv * total, -inv * total]
+
+
+_COMPUTE = {'uniform': {'compute': _uniform_compute, 'grad': _uniform_grad}}
 
 for _dist, (_pnames, _density) in DENSITIES.items():
     register_op(type(f'_random_pdf_{_dist}', (_Pdf,), {
         'name': f'_random_pdf_{_dist}', 'aliases': (f'random_pdf_{_dist}',),
         'pnames': _pnames, 'density': staticmethod(_density),
-        **({'compute': _COMPUTE[_dist]} if _dist in _COMPUTE else {}),
+        **_COMPUTE.get(_dist, {}),
         '__doc__': f"The {_dist} density of each draw in sample (log with is_log)."}))
 
 
