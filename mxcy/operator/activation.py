@@ -35,7 +35,8 @@ from mxcy.operator._spec import OpSpec, register_op
 
 _MUL = BINARY_OPS['multiply']
 _GELU, _GELU_GRAD = UNARY_OPS['gelu'], GRAD_OPS['gelu']
-# gelu by the vector kernels of _vecmath.h (float16 forward: the float64 reference)
+# gelu by the vector kernels of _vecmath.h (float16 forward: the float64 reference);
+# the float dtypes where leaky's forward is computed in its output
 _GELU_FWD_DTYPES = (np.float16, np.float32, np.float64)
 _GELU_BWD_DTYPES = (np.float32, np.float64)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -72,6 +73,16 @@ def _leaky(x, a):
     if not a > 0:
         return np.where(x > 0, x, a * x)
     return (np.maximum if a <= 1 else np.minimum)(x, a * x)
+
+
+def _leaky_into(x, a, y):
+    """y := _leaky(x, a) for a > 0, computed in y (two passes, no temporary) unless y and
+    x overlap (in place: a·x would overwrite x before the max reads it)."""
+    if np.may_share_memory(x, y):
+        y[...] = _leaky(x, a)
+        return
+    np.multiply(x, a, out=y, casting='unsafe')
+    (np.maximum if a <= 1 else np.minimum)(x, y, out=y, casting='unsafe')
 
 
 def _gelu(x):
@@ -163,6 +174,11 @@ class LeakyReLU(OpSpec):
                 slope = _channel_gamma(gamma, x.ndim)
                 _store(y, np.where(x > 0, x, slope * x), req[0])
             _ndarray.push_numpy(run, [ins[0], ins[1]], [outs[0]], 'LeakyReLU')
+        elif (kind == 'leaky' and p.slope > 0 and req[0] in ('write', 'inplace') and
+              ins[0].dtype in _GELU_FWD_DTYPES):
+            slope = p.slope
+            _ndarray.push_numpy(lambda x, y: _leaky_into(x, slope, y), [ins[0]], [outs[0]],
+                                'LeakyReLU')
         elif kind == 'gelu' and ins[0].dtype in _GELU_FWD_DTYPES:
             assign(outs[0], lambda out: _ndarray.unary(ins[0], _GELU, out=out), req[0])
         elif req[0] != 'null':

@@ -308,3 +308,18 @@ def test_dropout_on_an_intermediate_value_in_a_graph():
     assert set(np.unique(mask.round(4))) <= {0.0, 2.0} and 0 < (mask == 0).sum() < mask.size
     exe.backward([mx.nd.ones((5, 6))])
     np.testing.assert_allclose(exe.grad_dict['data'].asnumpy(), mask @ w1, rtol=1e-5)
+
+
+@pytest.mark.parametrize('slope', [0.25, 1.0, 3.0, -0.5])
+@pytest.mark.parametrize('dtype', [np.float16, np.float32, np.float64])
+def test_leaky_forward_in_its_output_in_place_and_specials(slope, dtype):
+    x = _x((3, 37), seed=11).astype(dtype)
+    x[0, :5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    with np.errstate(invalid='ignore', over='ignore'):
+        want = np.where(x > 0, x, dtype(slope) * x)
+    got = mx.nd.LeakyReLU(mx.nd.array(x, dtype=dtype), slope=slope).asnumpy()
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got[0, 1]) == np.signbit(want[0, 1])
+    a = mx.nd.array(x, dtype=dtype)
+    mx.nd.LeakyReLU(a, slope=slope, out=a)                     # in place
+    np.testing.assert_array_equal(a.asnumpy(), want)
