@@ -1,5 +1,6 @@
-/* Vectorisable exp and the loops built on it: exp, sigmoid, tanh, the softrelu gradient,
- * and softmax / log_softmax over contiguous rows (forward and backward).
+/* Vectorisable exp and the loops built on it: exp, sigmoid, tanh, softrelu and its
+ * gradient, gelu and its gradient, and softmax / log_softmax over contiguous rows (forward
+ * and backward).
  *
  * Why: libm's exp is a scalar call the compiler cannot vectorise, which made mxcy's exp
  * 12x and softmax 5x slower than NumPy. Here exp is branch-free C (Cody-Waite range
@@ -196,11 +197,13 @@ MXCY_INLINE double mxcy_tanh(double x, int f32)
         }                                                                            \
     }
 
-/* The loops from here to the softmax rows select between computed values (x > 0 ? ...); with trapping math GCC
- * keeps such a select as a branch and leaves the loop scalar (5x slower). mxcy never reads
- * floating-point exception flags, and no value changes. */
+/* The loops from here to the softmax rows select between computed values (x > 0 ? ...);
+ * with trapping math GCC keeps such a select as a branch and leaves the loop scalar (5x
+ * slower). mxcy never reads floating-point exception flags, and no value changes. */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math")
+#endif
 
 MXCY_UNARY_LOOP(mxcy_vexp_f32, float, MXCY_EXPF_B(v))
 MXCY_UNARY_LOOP(mxcy_vexp_f64, double, mxcy_exp(v))
@@ -376,7 +379,9 @@ MXCY_UNARY_LOOP(mxcy_vgelu_f64, double, mxcy_gelu(v, 0))
 MXCY_GRAD_LOOP(mxcy_vgelu_grad_f32, float, mxcy_gelu_dx, 1)
 MXCY_GRAD_LOOP(mxcy_vgelu_grad_f64, double, mxcy_gelu_dx, 0)
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
+#endif
 
 /* ------------------------------------------------------------------ softmax over rows
  * `rows` contiguous rows of `len` elements (the softmax axis is the last one).
