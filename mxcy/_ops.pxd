@@ -62,6 +62,7 @@ cdef enum:
     U_CBRT = 24
     U_ARCTAN = 25
     U_TAN = 26
+    U_GELU = 27         # x Φ(x) (LeakyReLU act_type='gelu')
 
 cdef enum:
     MAX_DIM = 16
@@ -149,6 +150,7 @@ cdef enum:
     G_IDENTITY = 10     # dy
     G_SOFTRELU_Y = 11   # v = y: 1 - exp(-y)
     G_SOFTSIGN_Y = 12   # v = y: (1 - |y|)²
+    G_GELU = 13         # v = x: Φ(x) + x φ(x)
 
 cdef struct GradArgs:
     char* v

@@ -9,7 +9,7 @@ the file that runs it on NumPy arrays, so tests reach the kernels without the en
 cimport numpy as cnp
 from libc.math cimport (sqrt, exp, log, fabs, tanh, floor, ceil, round, log1p, expm1,
                         sin, cos, fmod, pow, trunc, log2, log10, cbrt, atan, tan, hypot,
-                        NAN)
+                        erf, NAN)
 from libc.stdint cimport int8_t, uint8_t, uint16_t, int32_t, int64_t
 from libc.stdio cimport snprintf
 from libc.string cimport memcpy, memmove, memset, strncpy
@@ -27,6 +27,13 @@ cdef extern from "_vecmath.h" nogil:
     void mxcy_vsigmoid_f64(const double* x, double* y, int64_t n)
     void mxcy_vtanh_f32(const float* x, float* y, int64_t n)
     void mxcy_vtanh_f64(const double* x, double* y, int64_t n)
+    void mxcy_vsoftrelu_f32(const float* x, float* y, int64_t n)
+    void mxcy_vsoftrelu_f64(const double* x, double* y, int64_t n)
+    void mxcy_vgelu_f32(const float* x, float* y, int64_t n)
+    void mxcy_vgelu_f64(const double* x, double* y, int64_t n)
+    void mxcy_vgelu_grad_f32(const float* x, const float* dy, float* dx, int64_t n, int add)
+    void mxcy_vgelu_grad_f64(const double* x, const double* dy, double* dx, int64_t n,
+                             int add)
     void mxcy_vsoftrelu_grad_x_f32(const float* x, const float* dy, float* dx, int64_t n,
                                    int add)
     void mxcy_vsoftrelu_grad_x_f64(const double* x, const double* dy, double* dx, int64_t n,
@@ -190,6 +197,8 @@ cdef inline double unop(double a, int op) noexcept nogil:
         return log10(a)
     if op == U_CBRT:
         return cbrt(a)
+    if op == U_GELU:
+        return 0.5 * a * (1.0 + erf(a * 0.7071067811865476))
     return NAN
 
 
@@ -324,6 +333,10 @@ cdef bint unary_vector(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
             mxcy_vsigmoid_f32(x, out, n)
         elif op == U_TANH:
             mxcy_vtanh_f32(x, out, n)
+        elif op == U_SOFTRELU:
+            mxcy_vsoftrelu_f32(x, out, n)
+        elif op == U_GELU:
+            mxcy_vgelu_f32(x, out, n)
         else:
             return False
         return True
@@ -334,6 +347,10 @@ cdef bint unary_vector(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
             mxcy_vsigmoid_f64(x, out, n)
         elif op == U_TANH:
             mxcy_vtanh_f64(x, out, n)
+        elif op == U_SOFTRELU:
+            mxcy_vsoftrelu_f64(x, out, n)
+        elif op == U_GELU:
+            mxcy_vgelu_f64(x, out, n)
         else:
             return False
         return True
@@ -361,6 +378,11 @@ cdef void unary_typed(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
         for i in range(n):
             out[i] = x[i] if x[i] >= 0 else -x[i]
         return
+    if num_t is float or num_t is double:
+        if op == U_SOFTSIGN:            # unop's value, in a loop that vectorises
+            for i in range(n):
+                out[i] = <num_t>(<double>x[i] / (1.0 + fabs(<double>x[i])))
+            return
     for i in range(n):
         out[i] = <num_t>unop(<double>x[i], op)
 

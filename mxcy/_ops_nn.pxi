@@ -29,6 +29,9 @@ cdef inline double dact(double v, int op) noexcept nogil:
     if op == G_SOFTSIGN_Y:
         s = 1.0 - fabs(v)
         return s * s
+    if op == G_GELU:
+        return (0.5 * (1.0 + erf(v * 0.7071067811865476)) +
+                v * exp(-0.5 * v * v) * 0.3989422804014327)
     return 1.0
 
 
@@ -49,6 +52,12 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
             mxcy_vsoftrelu_grad_y_f32(v, dy, dx, n, add)
         else:
             mxcy_vsoftrelu_grad_y_f64(v, dy, dx, n, add)
+        return
+    if op == G_GELU and v != NULL:
+        if real_t is float:
+            mxcy_vgelu_grad_f32(v, dy, dx, n, add)
+        else:
+            mxcy_vgelu_grad_f64(v, dy, dx, n, add)
         return
     # The common factors in the element type, one loop per req (no per-element dispatch),
     # so they vectorise.
@@ -80,6 +89,17 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
             for i in range(n):
                 g = dy[i]
                 dx[i] = g if v[i] > 0 else 0
+        return
+    cdef double d
+    if op == G_SOFTSIGN_Y and v != NULL:       # dact's value, in a loop that vectorises
+        if add:
+            for i in range(n):
+                d = 1.0 - fabs(<double>v[i])
+                dx[i] = <real_t>(dy[i] * (d * d)) + dx[i]
+        else:
+            for i in range(n):
+                d = 1.0 - fabs(<double>v[i])
+                dx[i] = <real_t>(dy[i] * (d * d))
         return
     for i in range(n):
         g = <real_t>(dy[i] * dact(v[i], op)) if v != NULL else dy[i]

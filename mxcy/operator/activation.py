@@ -27,13 +27,18 @@ import numpy as np
 from scipy.special import erf
 
 from mxcy import _ndarray
-from mxcy._ops import BINARY_OPS
+from mxcy._ops import BINARY_OPS, GRAD_OPS, UNARY_OPS, push_grad
 from mxcy.ndarray.random import push_random
-from mxcy.operator._compute import assign
+from mxcy.operator._compute import assign, bit_select
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op
 
 _MUL = BINARY_OPS['multiply']
+_GELU, _GELU_GRAD = UNARY_OPS['gelu'], GRAD_OPS['gelu']
+# gelu by the vector kernels of _vecmath.h (float16 forward: the float64 reference);
+# the float dtypes where leaky's forward is computed in its output
+_GELU_FWD_DTYPES = (np.float16, np.float32, np.float64)
+_GELU_BWD_DTYPES = (np.float32, np.float64)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_LAMBDA = 1.0507009873554804934193349852946
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
@@ -70,6 +75,16 @@ def _leaky(x, a):
     return (np.maximum if a <= 1 else np.minimum)(x, a * x)
 
 
+def _leaky_into(x, a, y):
+    """y := _leaky(x, a) for a > 0, computed in y (two passes, no temporary) unless y and
+    x overlap (in place: a·x would overwrite x before the max reads it)."""
+    if np.may_share_memory(x, y):
+        y[...] = _leaky(x, a)
+        return
+    np.multiply(x, a, out=y, casting='unsafe')
+    (np.maximum if a <= 1 else np.minimum)(x, y, out=y, casting='unsafe')
+
+
 def _gelu(x):
     """½·x·(1 + erf(x/√2)), in place on one temporary (five passes, no extra arrays)."""
     t = np.multiply(x, _INV_SQRT2, dtype=np.result_type(x.dtype, np.float32))
@@ -78,6 +93,17 @@ def _gelu(x):
     t *= x
     t *= 0.5
     return t
+
+def _leaky_backward(dy, x, dx, slope, req):
+    """dx (req) dy if x > 0 else slope·dy, selected bit for bit by integer masks: NumPy's
+    where/copyto with a mask branch per element (1.3 ms for 2^18 random signs, 0.3 here)."""
+    positive = x > 0                   # before any write: dx may be x's buffer
+    scaled = np.multiply(dy, slope, dtype=dx.dtype, casting='unsafe')
+    out = dx if req != 'add' else np.empty_like(dx)
+    bit_select(positive, dy.astype(dx.dtype, copy=False), scaled, out)
+    if req == 'add':
+        dx += out
+
 
 # dy/dx from the input x (and the slope a)
 _DERIVATIVE = {
@@ -148,6 +174,13 @@ class LeakyReLU(OpSpec):
                 slope = _channel_gamma(gamma, x.ndim)
                 _store(y, np.where(x > 0, x, slope * x), req[0])
             _ndarray.push_numpy(run, [ins[0], ins[1]], [outs[0]], 'LeakyReLU')
+        elif (kind == 'leaky' and p.slope > 0 and req[0] in ('write', 'inplace') and
+              ins[0].dtype in _GELU_FWD_DTYPES):
+            slope = p.slope
+            _ndarray.push_numpy(lambda x, y: _leaky_into(x, slope, y), [ins[0]], [outs[0]],
+                                'LeakyReLU')
+        elif kind == 'gelu' and ins[0].dtype in _GELU_FWD_DTYPES:
+            assign(outs[0], lambda out: _ndarray.unary(ins[0], _GELU, out=out), req[0])
         elif req[0] != 'null':
             fn, slope = _FORWARD[kind], p.slope
             _ndarray.push_numpy(lambda x, y: _store(y, fn(x, slope), req[0]), [ins[0]],
@@ -182,6 +215,14 @@ class LeakyReLU(OpSpec):
             def run(dyv, xv, mv, dx):
                 _store(dx, dyv * np.where(xv > 0, 1, mv), req[0])
             _ndarray.push_numpy(run, [dy, x, outs[1]], [in_grads[0]], 'LeakyReLU_backward')
+            return
+        if kind == 'gelu' and x.dtype in _GELU_BWD_DTYPES and dy.dtype == x.dtype:
+            push_grad(_GELU_GRAD, x, dy, in_grads[0], req[0])
+            return
+        if kind == 'leaky':
+            _ndarray.push_numpy(lambda dyv, xv, dx: _leaky_backward(dyv, xv, dx, p.slope,
+                                                                     req[0]),
+                                [dy, x], [in_grads[0]], 'LeakyReLU_backward')
             return
         deriv, slope = _DERIVATIVE[kind], p.slope
         _ndarray.push_numpy(lambda dyv, xv, dx: _store(dx, dyv * deriv(xv, slope), req[0]),

@@ -451,8 +451,28 @@ class one_hot(_ZeroGrad, OpSpec):
 
     def forward(self, p, is_train, req, ins, outs, aux):
         on, off, depth = p.on_value, p.off_value, p.depth
+        if req[0] in ('write', 'inplace'):
+            _ndarray.push_numpy(lambda i, o: _one_hot_into(i, o, depth, on, off),
+                                [ins[0]], [outs[0]], 'one_hot')
+            return
         push_value(lambda i: np.where(as_indices(i)[..., None] == np.arange(depth), on, off),
                    ins, outs[0], req[0], 'one_hot')
+
+
+def _one_hot_into(idx, out, depth, on, off):
+    """out := off everywhere, then on at (row, idx[row]) for the in-range indices: two
+    passes over out, no (n, depth) comparison array."""
+    idx = as_indices(idx)
+    if not out.flags.c_contiguous:
+        np.copyto(out, np.where(idx[..., None] == np.arange(depth), on, off),
+                  casting='unsafe')
+        return
+    out.fill(off)
+    if not out.size:
+        return
+    idx = idx.reshape(-1)
+    rows = np.flatnonzero((idx >= 0) & (idx < depth))
+    out.reshape(-1, depth)[rows, idx[rows]] = on
 
 
 @register_op

@@ -215,13 +215,30 @@ class LRN(NumpyOp):
         return p.knorm + p.alpha / p.nsize * _channel_window_sum(x * x, p.nsize)
 
     def compute(self, p, x):
-        return x * self._s(p, x) ** -p.beta
+        t = _pow_neg(self._s(p, x), p.beta)
+        t *= x
+        return t
 
     def grad(self, p, dys, xs, ys):
         x, dy = xs[0], dys[0]
         s = self._s(p, x)
-        inner = _channel_window_sum(dy * x * s ** (-p.beta - 1), p.nsize)
-        return (dy * s ** -p.beta - 2 * p.alpha * p.beta / p.nsize * x * inner,)
+        sb = _pow_neg(s, p.beta)                          # s^-beta
+        inner = _channel_window_sum(dy * x * sb / s, p.nsize)
+        return (dy * sb - 2 * p.alpha * p.beta / p.nsize * x * inner,)
+
+
+def _pow_neg(s, beta):
+    """s ** -beta (s > 0, a fresh array); beta = 0.75 (LRN's default) and 0.5 by square
+    roots, a fifth of the cost of NumPy's pow (within 2 ulp of it)."""
+    if beta == 0.75:
+        r = np.sqrt(s)
+        t = np.sqrt(r)
+        t *= r
+        return np.reciprocal(t, out=t)
+    if beta == 0.5:
+        t = np.sqrt(s)
+        return np.reciprocal(t, out=t)
+    return s ** -beta
 
 
 # ---------------------------------------------------------------- losses / activations

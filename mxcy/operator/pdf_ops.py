@@ -13,6 +13,7 @@ the sample (zero for the discrete distributions) and each parameter (summed over
 import numpy as np
 from scipy import special
 
+from mxcy.operator._compute import bit_select
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -108,10 +109,42 @@ class _Pdf(NumpyOp):
         return out
 
 
+def _uniform_compute(self, p, sample, low, high):
+    """The uniform density without a log and an exp per draw: one value per parameter
+    pair (1 / (high - low), or its log), selected where the draw lies in [low, high]."""
+    shape = low.shape + (1,) * (sample.ndim - low.ndim)
+    low, high = low.reshape(shape), high.reshape(shape)     # compared in their own dtype
+    with np.errstate(all='ignore'):
+        width = high.astype(np.float64) - low
+        inside = -np.log(width) if p.is_log else 1 / width
+    dtype = np.result_type(sample.dtype, np.float32)
+    out = np.empty(sample.shape, dtype)
+    outside = np.full((), -np.inf if p.is_log else 0, dtype)
+    bit_select((sample >= low) & (sample <= high), np.broadcast_to(inside.astype(dtype),
+                                                                   out.shape), outside, out)
+    return out
+
+
+def _uniform_grad(self, p, dys, xs, ys):
+    """d log p / d(low, high) = ±1 / (high - low) is one value per parameter pair, so
+    each gradient is it times the sum of the scales over the draws (no per-draw arrays);
+    the sample's gradient is 0."""
+    sample, low, high = xs
+    scale = dys[0] if p.is_log else dys[0] * ys[0]
+    axes = tuple(range(low.ndim, sample.ndim))
+    total = scale.astype(np.float64).sum(axis=axes).reshape(low.shape)
+    with np.errstate(all='ignore'):
+        inv = 1 / (high.astype(np.float64) - low)
+    return [np.zeros(sample.shape, scale.dtype), inv * total, -inv * total]
+
+
+_COMPUTE = {'uniform': {'compute': _uniform_compute, 'grad': _uniform_grad}}
+
 for _dist, (_pnames, _density) in DENSITIES.items():
     register_op(type(f'_random_pdf_{_dist}', (_Pdf,), {
         'name': f'_random_pdf_{_dist}', 'aliases': (f'random_pdf_{_dist}',),
         'pnames': _pnames, 'density': staticmethod(_density),
+        **_COMPUTE.get(_dist, {}),
         '__doc__': f"The {_dist} density of each draw in sample (log with is_log)."}))
 
 

@@ -252,7 +252,7 @@ def test_cython_twin_needs_contiguous_arrays():
 
 def test_op_code_tables_are_complete_and_distinct():
     assert len(set(BINARY_OPS.values())) == len(BINARY_OPS) == 19
-    assert len(set(UNARY_OPS.values())) == len(UNARY_OPS) == 27
+    assert len(set(UNARY_OPS.values())) == len(UNARY_OPS) == 28
 
 
 # ---------------------------------------------------------------- unary

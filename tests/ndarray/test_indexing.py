@@ -105,6 +105,24 @@ def test_one_hot(dtype):
         mx.nd.one_hot(mx.nd.array(idx), -1)
 
 
+def test_one_hot_sizes_edges_and_out():
+    # odd sizes, 0-size, depth 0, a large call (one write of `on` per in-range index),
+    # out= over an existing array, onehot_encode (same op)
+    r = np.random.default_rng(5)
+    idx = r.integers(-3, 70, (37, 3)).astype(np.float32)
+    hit = idx[..., None] == np.arange(64)
+    want = np.where(hit, 2.5, -0.5).astype(np.float32)
+    check(mx.nd.one_hot(mx.nd.array(idx), 64, on_value=2.5, off_value=-0.5), want)
+    assert mx.nd.one_hot(mx.nd.zeros((0, 2)), 5).shape == (0, 2, 5)
+    assert mx.nd.one_hot(mx.nd.array([1, 2]), 0).shape == (2, 0)
+    out = mx.nd.full((4, 6), 7.0)
+    mx.nd.one_hot(mx.nd.array([5, 0, 9, 2]), 6, out=out)
+    check(out, np.eye(6, dtype=np.float32)[[5, 0, 2, 2]] * np.float32([[1], [1], [0], [1]]))
+    enc = mx.nd.full((3, 4), 3.0)
+    mx.nd.onehot_encode(mx.nd.array([3, 1, 0]), enc)
+    check(enc, np.eye(4, dtype=np.float32)[[3, 1, 0]])
+
+
 # ---------------------------------------------------------------- sort, argsort, topk
 def np_order(x, axis, ascend):
     """Stable order; descending keeps equal elements in their original order."""

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import ndtr
 
 import mxcy as mx
 from mxcy.operator import get_op
@@ -48,6 +49,76 @@ def test_leaky_default_is_leaky_with_slope_quarter():
 @pytest.mark.parametrize('act', ['leaky', 'elu', 'selu', 'gelu'])
 def test_leaky_backward(act):
     check_op_backward('LeakyReLU', {'act_type': act, 'slope': 0.3}, [_x() + 0.01])
+
+
+def _gelu(x):
+    return x * ndtr(x)          # not ½x(1 + erf(x/√2)): that cancels for x << 0
+
+
+def _gelu_prime(x):
+    return ndtr(x) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+
+
+@pytest.mark.parametrize('dtype, rtol', [(np.float16, 1e-3), (np.float32, 1e-6),
+                                         (np.float64, 1e-13)])
+@pytest.mark.parametrize('req', ['write', 'add'])
+def test_gelu_forward_and_backward_reqs_dtypes_odd_sizes(dtype, rtol, req):
+    # the vector kernels (float32/float64; float16 forward via the float64 reference)
+    spec = get_op('LeakyReLU')
+    p = spec.params.parse('LeakyReLU', {'act_type': 'gelu'})
+    x = (_x((7, 37), seed=3) * 4).astype(dtype)
+    xd = x.astype(np.float64)
+    base = _x((7, 37), seed=4).astype(dtype) if req == 'add' else np.zeros_like(x)
+    y = mx.nd.array(base, dtype=dtype)
+    spec.forward(p, True, [req], [mx.nd.array(x, dtype=dtype)], [y], [])
+    assert y.dtype == dtype
+    atol = 4e-3 if dtype == np.float16 else rtol * 1e-3    # float16: the sum's rounding
+    np.testing.assert_allclose(y.asnumpy(), base + _gelu(xd), rtol=rtol, atol=atol)
+    dy = _x((7, 37), seed=5).astype(dtype)
+    dx = mx.nd.array(base, dtype=dtype)
+    spec.backward(p, [req], [mx.nd.array(dy, dtype=dtype)], [mx.nd.array(x, dtype=dtype)],
+                  [y], [dx], [])
+    np.testing.assert_allclose(dx.asnumpy(), base + dy.astype(np.float64) * _gelu_prime(xd),
+                               rtol=rtol * 10, atol=max(atol, rtol))
+
+
+def test_gelu_in_place_and_0_size():
+    x = _x((3, 5, 7), seed=6).astype(np.float32)
+    a = mx.nd.array(x)
+    mx.nd.LeakyReLU(a, act_type='gelu', out=a)
+    np.testing.assert_allclose(a.asnumpy(), _gelu(x.astype(np.float64)), rtol=1e-6, atol=1e-7)
+    empty = mx.nd.LeakyReLU(mx.nd.zeros((0, 4)), act_type='gelu')
+    assert empty.shape == (0, 4)
+
+
+def test_gelu_autograd_float32_large():
+    # 2^18 + odd elements: the kernels' parallel parts, forward and backward
+    x = mx.nd.array(_x((1 << 18) + 5, seed=7).astype(np.float32) * 3)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LeakyReLU(x, act_type='gelu')
+    y.backward()
+    xd = x.asnumpy().astype(np.float64)
+    np.testing.assert_allclose(y.asnumpy(), _gelu(xd), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(x.grad.asnumpy(), _gelu_prime(xd), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize('req', ['write', 'add', 'inplace'])
+@pytest.mark.parametrize('dtype', [np.float16, np.float32, np.float64])
+def test_leaky_backward_reqs_and_gradient_over_its_head_gradient(req, dtype):
+    spec = get_op('LeakyReLU')
+    p = spec.params.parse('LeakyReLU', {'act_type': 'leaky', 'slope': 0.3})
+    x = _x((5, 33), seed=8).astype(dtype)
+    x[0, :3] = [0, -0.0, np.nan]
+    dy = _x((5, 33), seed=9).astype(dtype)
+    base = _x((5, 33), seed=10).astype(dtype) if req == 'add' else np.zeros_like(x)
+    factor = np.where(x > 0, 1, dtype(0.3)).astype(dtype)
+    expected = base + dy * factor
+    dy_nd = mx.nd.array(dy, dtype=dtype)
+    dx = dy_nd if req == 'inplace' else mx.nd.array(base, dtype=dtype)  # dx over dy
+    spec.backward(p, [req], [dy_nd], [mx.nd.array(x, dtype=dtype)], [None], [dx], [])
+    np.testing.assert_allclose(dx.asnumpy(), expected, rtol=1e-3 if dtype == np.float16
+                               else 1e-6)
 
 
 def test_prelu_per_channel_forward_backward():
@@ -237,3 +308,18 @@ def test_dropout_on_an_intermediate_value_in_a_graph():
     assert set(np.unique(mask.round(4))) <= {0.0, 2.0} and 0 < (mask == 0).sum() < mask.size
     exe.backward([mx.nd.ones((5, 6))])
     np.testing.assert_allclose(exe.grad_dict['data'].asnumpy(), mask @ w1, rtol=1e-5)
+
+
+@pytest.mark.parametrize('slope', [0.25, 1.0, 3.0, -0.5])
+@pytest.mark.parametrize('dtype', [np.float16, np.float32, np.float64])
+def test_leaky_forward_in_its_output_in_place_and_specials(slope, dtype):
+    x = _x((3, 37), seed=11).astype(dtype)
+    x[0, :5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    with np.errstate(invalid='ignore', over='ignore'):
+        want = np.where(x > 0, x, dtype(slope) * x)
+    got = mx.nd.LeakyReLU(mx.nd.array(x, dtype=dtype), slope=slope).asnumpy()
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got[0, 1]) == np.signbit(want[0, 1])
+    a = mx.nd.array(x, dtype=dtype)
+    mx.nd.LeakyReLU(a, slope=slope, out=a)                     # in place
+    np.testing.assert_array_equal(a.asnumpy(), want)

@@ -52,3 +52,27 @@ def test_matches_mxnet_and_dirichlet():
     with pytest.raises(ValueError, match=r"random_pdf_normal: .*'sample': expected a shape "
                                          r"starting with \(2,\)"):
         mx.nd.random_pdf_normal(mx.nd.ones((3, 2)), mx.nd.ones(2), mx.nd.ones(2))
+
+
+@pytest.mark.parametrize('dtype', [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize('is_log', [False, True])
+def test_uniform_density_edges_and_dtypes(dtype, is_log):
+    # closed support [low, high]; high < low has no support; 2-D parameters, odd sizes
+    low = np.array([[0.0, 1.0, 2.0], [-1.0, 3.0, 0.5]])
+    high = np.array([[4.0, 2.0, 1.0], [1.0, 3.5, 0.5]])
+    sample = np.random.default_rng(0).uniform(-2, 5, (2, 3, 7))
+    sample[0, 0, :2] = [0.0, 4.0]                   # on both bounds
+    sample[1, 2, 0] = 0.5                           # low == high: an infinite density
+    sample = sample.astype(dtype)
+    got = mx.nd.random_pdf_uniform(mx.nd.array(sample, dtype=dtype),
+                                   mx.nd.array(low, dtype=dtype),
+                                   mx.nd.array(high, dtype=dtype), is_log=is_log)
+    assert got.dtype == dtype
+    s, lo, hi = sample.astype(np.float64), low[..., None], high[..., None]
+    inside = (s >= lo) & (s <= hi)
+    with np.errstate(divide='ignore'):
+        want = np.where(inside, 1 / (hi - lo), 0.0)
+        want = np.log(want) if is_log else want
+    np.testing.assert_allclose(got.asnumpy().astype(np.float64), want,
+                               rtol=1e-3 if dtype == np.float16 else 1e-6)
+    assert np.isinf(got.asnumpy()[1, 2, 0]) and got.asnumpy()[0, 0, 0] == got.asnumpy()[0, 0, 1]
