@@ -219,3 +219,122 @@ cdef GraphNode _record(spec, params, int n_args, list inputs, versions, list out
 def input_versions(list arrays, int n):
     """The write counts of the first n arrays (autograd's version check)."""
     return [(<NDArray>arrays[i])._chunk.cvar.writes_pushed for i in range(n)]
+
+
+cdef class GraphVariable:
+    """`array._ag` of a variable: its gradient buffer, grad_req, and whether a backward
+    wrote the buffer since the flag was last cleared (Trainer's stale-gradient check)."""
+    cdef public object grad, req
+    cdef public bint fresh
+
+    def __init__(self, grad, req):
+        self.grad = grad
+        self.req = req
+        self.fresh = False
+
+
+# ---------------------------------------------------------------- the backward walk
+# autograd._backward's loop over the tape (issue 15: it was the hybridized step's largest
+# piece of main-thread Python). `targets` is autograd._Targets: its `values` dict
+# ((id(node), index) -> gradient buffer of a recorded output) and `written` set (ids of
+# the variables written in this pass) are used here directly; its Python methods only
+# for grad()'s captured variables. `stale` is autograd._check_versions, called to raise
+# (naming the operator and input) once the C comparison found a write after recording.
+
+cdef bint _versions_moved(GraphNode node):
+    cdef list versions = node.versions
+    cdef list arrays
+    cdef Py_ssize_t i
+    if versions is not None:
+        arrays = node.inputs
+        for i in range(len(versions)):
+            if (<NDArray>arrays[i])._chunk.cvar.writes_pushed != <int64_t>versions[i]:
+                return True
+    versions = node.out_versions
+    if versions is not None:
+        arrays = node.outputs
+        for i in range(len(versions)):
+            if (<NDArray>arrays[i])._chunk.cvar.writes_pushed != <int64_t>versions[i]:
+                return True
+    return False
+
+
+def run_tape(list order, targets, stale):
+    """Push each node's backward, `order` (autograd._topological) walked from the end."""
+    cdef dict values = targets.values
+    cdef set written = targets.written
+    cdef bint plain = targets.captured is None
+    cdef Py_ssize_t k
+    for k in range(len(order) - 1, -1, -1):
+        _run_node(<GraphNode>order[k], targets, values, written, plain, stale)
+
+
+cdef int _run_node(GraphNode node, targets, dict values, set written, bint plain,
+                   stale) except -1:
+    cdef object spec = node.spec
+    cdef list out_grads, in_grads = [], reqs = [], later = None, ins = node.inputs
+    cdef list sources = node.sources
+    cdef set seen = None
+    cdef Py_ssize_t i, n = node.n_args
+    cdef GraphVariable var
+    cdef GraphOutput out
+    cdef NDArray x, tmp
+    cdef tuple key
+    if node.out_meta is None:
+        out_grads = [values.pop((id(node), 0))]
+    else:
+        out_grads = []
+        unused = getattr(spec, 'unused_out_grads', ())     # None for these, not zeros
+        for i, meta in enumerate(node.out_meta):
+            g = values.pop((id(node), i), None)
+            if g is None and i not in unused:
+                g = full(meta[0], 0, meta[2], meta[1])
+            out_grads.append(g)
+    for i in range(len(sources)):
+        src = sources[i]
+        if type(src) is GraphVariable and plain:        # the usual case
+            var = <GraphVariable>src
+            if var.req == 'null':
+                buf, req = None, 'null'
+            else:
+                buf = var.grad
+                req = 'add' if var.req == 'add' or id(var) in written else 'write'
+                var.fresh = True
+                written.add(id(var))
+        elif type(src) is GraphOutput:
+            out = <GraphOutput>src
+            key = (id(out.node), out.index)
+            buf = values.get(key)
+            if buf is not None:
+                req = 'add'
+            else:
+                x = <NDArray>ins[i]
+                buf = values[key] = _empty(x._shape, x._dtype, x._ctx)
+                req = 'write'
+        elif type(src) is GraphVariable:
+            buf, req = targets.variable(src)
+        else:
+            buf, req = None, 'null'
+        if buf is not None:
+            if seen is None:
+                seen = set()
+            elif id(buf) in seen:
+                # the same array twice among the inputs (x * x): a temporary, added after
+                x = <NDArray>ins[i]
+                tmp = _empty(x._shape, x._dtype, x._ctx)
+                if later is None:
+                    later = []
+                later.append((buf, tmp))
+                buf, req = tmp, 'write'
+            seen.add(id(buf))
+        in_grads.append(buf)
+        reqs.append(req)
+    if seen is None:                            # nothing to compute
+        return 0
+    if _versions_moved(node):
+        stale(node)
+    spec.backward(node.params, reqs, out_grads, ins[:n], node.outputs, in_grads, ins[n:])
+    if later is not None:
+        for buf, tmp in later:
+            buf += tmp
+    return 0

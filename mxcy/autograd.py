@@ -113,20 +113,14 @@ def predict_mode():
 
 
 # ---------------------------------------------------------------- graph records
-class _Variable:
-    """`array._ag` of a variable: its gradient buffer, grad_req, and whether a backward
-    wrote the buffer since the flag was last cleared (Trainer's stale-gradient check)."""
-    __slots__ = ('grad', 'req', 'fresh')
-
-    def __init__(self, grad, req):
-        self.grad, self.req, self.fresh = grad, req, False
-
-
+_Variable = _ndarray.GraphVariable  # array._ag of a variable: grad, req, fresh
 _Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, index)
 _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
 _record_call = _ndarray.record_call
 _set_thread_recording = _ndarray._set_thread_recording
 _input_versions = _ndarray.input_versions     # write counts of the first n arrays, in C
+_run_tape = _ndarray.run_tape
+_add_recording_thread = _ndarray._add_recording_thread
 
 
 _REQS = ('write', 'add', 'null')
@@ -352,55 +346,6 @@ def _check_versions(node):
                                  "after the call was recorded; the gradient would be wrong")
 
 
-def _run_node(node, targets):
-    spec, n = node.spec, node.n_args
-    if node.out_meta is None:
-        out_grads = [targets.values.pop((id(node), 0))]
-    else:
-        out_grads = []
-        unused = getattr(spec, 'unused_out_grads', ())     # None for these, not zeros
-        for i, (shape, dtype, ctx) in enumerate(node.out_meta):
-            g = targets.values.pop((id(node), i), None)
-            if g is None and i not in unused:
-                g = _ndarray.full(shape, 0, ctx, dtype)
-            out_grads.append(g)
-    ins = node.inputs
-    in_grads, reqs, later = [], [], []
-    seen = set()
-    plain = targets.captured is None
-    written = targets.written
-    for i, src in enumerate(node.sources):
-        kind = type(src)
-        if kind is _Variable and plain:         # targets.variable, inline (the usual case)
-            if src.req == 'null':
-                buf, req = None, 'null'
-            else:
-                buf = src.grad
-                req = 'add' if src.req == 'add' or id(src) in written else 'write'
-                src.fresh = True
-                written.add(id(src))
-        elif kind is _Output or kind is _Variable:
-            buf, req = targets.source(src, ins[i])
-        else:
-            buf, req = None, 'null'
-        if buf is not None:
-            if id(buf) in seen:
-                # the same array twice among the inputs (x * x): a temporary, added after
-                tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
-                                         ins[i].context)
-                later.append((buf, tmp))
-                buf, req = tmp, 'write'
-            seen.add(id(buf))
-        in_grads.append(buf)
-        reqs.append(req)
-    if not seen:                                # nothing to compute
-        return
-    _check_versions(node)
-    spec.backward(node.params, reqs, out_grads, ins[:n], node.outputs, in_grads, ins[n:])
-    for buf, tmp in later:
-        buf += tmp
-
-
 def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
     heads = _as_list(heads, 'backward')
     head_grads = _as_list(head_grads, 'backward')
@@ -419,17 +364,18 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
     targets = _Targets(captured)
     state = _STATE
     was_recording, was_training = state.recording, state.training
-    if was_recording:
-        set_recording(False)
+    if was_recording:                   # (set_recording(False), inline)
+        state.recording = False
+        _add_recording_thread(-1)
     state.training = bool(train_mode)
     try:
         _seed_heads(heads, head_grads, targets)
-        for node in reversed(order):
-            _run_node(node, targets)
+        _run_tape(order, targets, _check_versions)      # in C: _ndarray_autograd.pxi
     finally:
         state.training = was_training
         if was_recording:
-            set_recording(True)
+            state.recording = True
+            _add_recording_thread(1)
     if not retain_graph:
         for node in order:
             node.free()
