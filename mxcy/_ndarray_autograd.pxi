@@ -15,21 +15,37 @@ def _set_autograd_hook(hook):
 cdef extern from *:
     """
     static __thread int mxcy_thread_records = 0;   /* this thread's autograd state */
+    static __thread int mxcy_thread_training = 0;
     """
     int mxcy_thread_records
+    int mxcy_thread_training
 
 
-def _add_recording_thread(int delta):
-    """autograd.record() entered (+1) or left (-1) on this thread."""
-    global g_recording_threads
-    g_recording_threads += delta
-    _set_thread_recording(delta > 0)
+cdef class ThreadState:
+    """autograd's recording and training flags of the calling thread (`autograd._STATE`):
+    C thread-locals, so the one recording flag is the one the C paths read (a new thread
+    starts with both off). Setting `recording` also counts the recording threads."""
 
+    @property
+    def recording(self):
+        return bool(mxcy_thread_records)
 
-def _set_thread_recording(bint on):
-    """This thread's recording flag as C sees it (autograd keeps it equal to its own)."""
-    global mxcy_thread_records
-    mxcy_thread_records = on
+    @recording.setter
+    def recording(self, value):
+        global g_recording_threads, mxcy_thread_records
+        cdef bint on = value
+        if on != mxcy_thread_records:
+            g_recording_threads += 1 if on else -1
+            mxcy_thread_records = on
+
+    @property
+    def training(self):
+        return bool(mxcy_thread_training)
+
+    @training.setter
+    def training(self, value):
+        global mxcy_thread_training
+        mxcy_thread_training = bool(value)
 
 
 cdef dict _ARITH_SPECS = None         # op code -> (spec on two arrays, spec on a scalar,

@@ -19,19 +19,13 @@ raise, naming the operator, instead of returning a wrong gradient.
 ``grad(create_graph=True)`` records the gradient computation itself (mxcy._autograd_higher)
 so that it can be differentiated again.
 """
-import threading
 
 from mxcy import _ndarray
 from mxcy._ndarray import NDArray
 from mxcy.base import MXNetError
 
 
-class _State(threading.local):
-    recording = False
-    training = False
-
-
-_STATE = _State()
+_STATE = _ndarray.ThreadState()     # this thread's recording/training flags, in C
 
 _GRAPH_ERROR = ("Assigning to NDArrays that are already in a computational graph will cause "
                 "undefined behavior when evaluating gradients. Please call backward first "
@@ -54,10 +48,7 @@ def is_training():
 def set_recording(is_recording):
     """Turn recording on or off for this thread; returns the previous state."""
     prev = _STATE.recording
-    new = bool(is_recording)
-    if new != prev:
-        _STATE.recording = new
-        _ndarray._add_recording_thread(1 if new else -1)
+    _STATE.recording = is_recording
     return prev
 
 
@@ -117,10 +108,8 @@ _Variable = _ndarray.GraphVariable  # array._ag of a variable: grad, req, fresh
 _Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, index)
 _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
 _record_call = _ndarray.record_call
-_set_thread_recording = _ndarray._set_thread_recording
 _input_versions = _ndarray.input_versions     # write counts of the first n arrays, in C
 _run_tape = _ndarray.run_tape
-_add_recording_thread = _ndarray._add_recording_thread
 
 
 _REQS = ('write', 'add', 'null')
@@ -211,12 +200,10 @@ def run_op(spec, params, req, n_args, ins, outs, out_given):
     versions = _ndarray.input_versions(ins, n_args) if 'inputs' in spec.backward_needs \
         else None
     state.recording = False         # what forward pushes inside is not recorded again
-    _set_thread_recording(False)
     try:
         spec.forward(params, state.training, list(req), args, outs, aux)
     finally:
         state.recording = True
-        _set_thread_recording(True)
     if spec.has_backward:
         _record_call(spec, params, n_args, ins, versions, outs)
 
@@ -364,10 +351,9 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
     targets = _Targets(captured)
     state = _STATE
     was_recording, was_training = state.recording, state.training
-    if was_recording:                   # (set_recording(False), inline)
+    if was_recording:
         state.recording = False
-        _add_recording_thread(-1)
-    state.training = bool(train_mode)
+    state.training = train_mode
     try:
         _seed_heads(heads, head_grads, targets)
         _run_tape(order, targets, _check_versions)      # in C: _ndarray_autograd.pxi
@@ -375,7 +361,6 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
         state.training = was_training
         if was_recording:
             state.recording = True
-            _add_recording_thread(1)
     if not retain_graph:
         for node in order:
             node.free()

@@ -161,3 +161,28 @@ def test_numpy_mode_arrays_walk_the_same_tape():
         np.testing.assert_allclose(x.grad.asnumpy(), [2.0, -4.0, 6.0])
     finally:
         npx.reset_np()
+
+
+def test_one_recording_flag_per_thread_in_c():
+    seen = {}
+
+    def other():
+        seen['other'] = (autograd.is_recording(), autograd.is_training(),
+                         _ndarray.ThreadState().recording)
+        with autograd.record():
+            seen['inner'] = _ndarray.ThreadState().recording
+
+    with autograd.record(train_mode=False):
+        # every ThreadState reads the same C thread-locals autograd sets
+        assert (_ndarray.ThreadState().recording, _ndarray.ThreadState().training) == \
+            (True, False)
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        x = variable([2.0])
+        y = x * x                  # the C dunder path sees this thread's flag
+        assert autograd.is_recording()
+    assert seen == {'other': (False, False, False), 'inner': True}
+    assert not _ndarray.ThreadState().recording
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), [4.0])
