@@ -275,6 +275,61 @@ cdef bint _versions_moved(GraphNode node):
     return False
 
 
+# The gradient buffers of recorded outputs (a head's ones, each node's output gradient)
+# live for one backward: made new each step, each cost an engine variable and a delete
+# op. One that nobody else holds once its node's backward is pushed goes back to this
+# pool for the next backward of its shape (the engine orders that next write after the
+# pushed reads); a buffer kept by anyone (a custom Function's backward) is left alone.
+cdef dict _GRAD_POOL = {}               # (shape, dtype code, context) -> [idle arrays]
+cdef Py_ssize_t _GRAD_POOL_N = 0        # idle arrays in all
+cdef Py_ssize_t GRAD_POOL_MAX = 32      # at most, and 4 per key
+
+
+cdef NDArray _grad_buffer(tuple shape, int dtype, ctx):
+    global _GRAD_POOL_N
+    cdef list idle = _GRAD_POOL.get((shape, dtype, ctx))
+    if idle:
+        _GRAD_POOL_N -= 1
+        return <NDArray>idle.pop()
+    return _empty(shape, dtype, ctx)
+
+
+def grad_buffer(tuple shape, int dtype, ctx):
+    """An uninitialised gradient buffer for autograd, from the pool when one is idle."""
+    return _grad_buffer(shape, dtype, ctx)
+
+
+def grad_pool_size():
+    """The number of idle arrays in autograd's gradient-buffer pool (for tests)."""
+    return _GRAD_POOL_N
+
+
+cdef int _recycle(list grads) except -1:
+    """Give `grads`' arrays back to the pool where nothing else holds them (nor a view
+    of their memory); empties `grads`."""
+    global _GRAD_POOL_N
+    cdef Py_ssize_t i
+    cdef list idle
+    for i in range(len(grads)):
+        g = grads[i]            # the only reference left, if nobody else holds it
+        grads[i] = None
+        if type(g) is not NDArray or _GRAD_POOL_N >= GRAD_POOL_MAX or Py_REFCNT(g) != 1 \
+                or (<NDArray>g)._offset != 0:
+            continue
+        chunk = (<NDArray>g)._chunk
+        if Py_REFCNT(chunk) != 2:       # the array's and `chunk`'s: no view of it
+            continue
+        key = ((<NDArray>g)._shape, (<NDArray>g)._dtype, (<NDArray>g)._ctx)
+        idle = _GRAD_POOL.get(key)
+        if idle is None:
+            idle = _GRAD_POOL[key] = []
+        elif len(idle) >= 4:
+            continue
+        idle.append(g)
+        _GRAD_POOL_N += 1
+    return 0
+
+
 def run_tape(list order, targets, stale):
     """Push each node's backward, `order` (autograd._topological) walked from the end."""
     cdef dict values = targets.values
@@ -325,7 +380,7 @@ cdef int _run_node(GraphNode node, targets, dict values, set written, bint plain
                 req = 'add'
             else:
                 x = <NDArray>ins[i]
-                buf = values[key] = _empty(x._shape, x._dtype, x._ctx)
+                buf = values[key] = _grad_buffer(x._shape, x._dtype, x._ctx)
                 req = 'write'
         elif type(src) is GraphVariable:
             buf, req = targets.variable(src)
@@ -346,6 +401,7 @@ cdef int _run_node(GraphNode node, targets, dict values, set written, bint plain
         in_grads.append(buf)
         reqs.append(req)
     if seen is None:                            # nothing to compute
+        _recycle(out_grads)
         return 0
     if _versions_moved(node):
         stale(node)
@@ -353,4 +409,5 @@ cdef int _run_node(GraphNode node, targets, dict values, set written, bint plain
     if later is not None:
         for buf, tmp in later:
             buf += tmp
+    _recycle(out_grads)
     return 0

@@ -296,7 +296,7 @@ def _seed_heads(heads, head_grads, targets):
             src = h._ag
             if isinstance(src, _Output) and (id(src.node), src.index) not in targets.values:
                 # the usual head: its gradient buffer starts as ones (one fill, no copy)
-                buf = _ndarray.new_empty(h.shape, _ndarray.dtype_of(h), h.context)
+                buf = _ndarray.grad_buffer(h.shape, _ndarray.dtype_of(h), h.context)
                 targets.values[(id(src.node), src.index)] = _ndarray.full(None, 1, out=buf)
                 continue
             g = _ndarray.full(h.shape, 1, h.context, h.dtype)

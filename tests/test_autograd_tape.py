@@ -186,3 +186,36 @@ def test_one_recording_flag_per_thread_in_c():
     assert not _ndarray.ThreadState().recording
     y.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), [4.0])
+
+
+def test_gradient_buffers_are_reused_across_steps_and_values_stay_right():
+    x = variable([1.0, 2.0])
+    for step in range(3):
+        with autograd.record():
+            y = mx.nd.exp(x * (step + 1))
+        y.backward()
+        assert _ndarray.grad_pool_size() >= 1      # y's ones and (x*k)'s gradient
+        np.testing.assert_allclose(x.grad.asnumpy(),
+                                   (step + 1) * np.exp((step + 1) * np.array([1.0, 2.0])),
+                                   rtol=1e-5)
+
+
+def test_a_gradient_kept_by_a_custom_function_is_not_reused():
+    kept = []
+
+    class Keep(autograd.Function):
+        def forward(self, x):
+            return x * 1
+
+        def backward(self, dy):
+            kept.append(dy)
+            return dy * 2
+
+    x = variable([1.0, 2.0])
+    for k in range(2):
+        with autograd.record():
+            y = Keep()(x) * (k + 3.0)
+        y.backward()
+    np.testing.assert_allclose(kept[0].asnumpy(), [3.0, 3.0])
+    np.testing.assert_allclose(kept[1].asnumpy(), [4.0, 4.0])
+    assert kept[0] is not kept[1]
