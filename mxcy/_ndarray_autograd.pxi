@@ -280,14 +280,15 @@ cdef bint _versions_moved(GraphNode node):
 # op. One that nobody else holds once its node's backward is pushed goes back to this
 # pool for the next backward of its shape (the engine orders that next write after the
 # pushed reads); a buffer kept by anyone (a custom Function's backward) is left alone.
-cdef dict _GRAD_POOL = {}               # (shape, dtype code, context) -> [idle arrays]
+cdef dict _GRAD_POOL = {}               # (shape, dtype code, device type, device id)
+                                        #   -> [idle arrays] (Context hashes in Python)
 cdef Py_ssize_t _GRAD_POOL_N = 0        # idle arrays in all
 cdef Py_ssize_t GRAD_POOL_MAX = 32      # at most, and 4 per key
 
 
 cdef NDArray _grad_buffer(tuple shape, int dtype, ctx):
     global _GRAD_POOL_N
-    cdef list idle = _GRAD_POOL.get((shape, dtype, ctx))
+    cdef list idle = _GRAD_POOL.get((shape, dtype, ctx.device_typeid, ctx.device_id))
     if idle:
         _GRAD_POOL_N -= 1
         return <NDArray>idle.pop()
@@ -319,7 +320,8 @@ cdef int _recycle(list grads) except -1:
         chunk = (<NDArray>g)._chunk
         if Py_REFCNT(chunk) != 2:       # the array's and `chunk`'s: no view of it
             continue
-        key = ((<NDArray>g)._shape, (<NDArray>g)._dtype, (<NDArray>g)._ctx)
+        ctx = (<NDArray>g)._ctx
+        key = ((<NDArray>g)._shape, (<NDArray>g)._dtype, ctx.device_typeid, ctx.device_id)
         idle = _GRAD_POOL.get(key)
         if idle is None:
             idle = _GRAD_POOL[key] = []
