@@ -332,6 +332,36 @@ cdef int _recycle(list grads) except -1:
     return 0
 
 
+def tape_order(list heads):
+    """(The nodes reachable from `heads`' arrays, each after every node that feeds it,
+    None), or (None, the first node met whose graph an earlier backward freed)."""
+    cdef list order = [], stack = []
+    cdef dict state = {}                # node -> 1 (expanding) or 2 (placed)
+    cdef GraphNode node
+    for h in heads:
+        ag = (<NDArray>h)._ag
+        if type(ag) is GraphOutput:
+            stack.append(((<GraphOutput>ag).node, False))
+    while stack:
+        item = stack.pop()
+        node = <GraphNode>item[0]
+        if item[1]:
+            if state.get(node) != 2:
+                state[node] = 2
+                order.append(node)
+            continue
+        if node in state:
+            continue
+        if node.freed:
+            return None, node
+        state[node] = 1
+        stack.append((node, True))
+        for src in node.sources:
+            if type(src) is GraphOutput and (<GraphOutput>src).node not in state:
+                stack.append(((<GraphOutput>src).node, False))
+    return order, None
+
+
 def run_tape(list order, targets, stale):
     """Push each node's backward, `order` (autograd._topological) walked from the end."""
     cdef dict values = targets.values

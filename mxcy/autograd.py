@@ -110,6 +110,7 @@ _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.px
 _record_call = _ndarray.record_call
 _input_versions = _ndarray.input_versions     # write counts of the first n arrays, in C
 _run_tape = _ndarray.run_tape
+_tape_order = _ndarray.tape_order
 
 
 _REQS = ('write', 'add', 'null')
@@ -221,28 +222,12 @@ def _as_list(x, what):
 
 
 def _topological(heads):
-    """The nodes reachable from `heads`, each after every node that feeds it."""
-    order, state = [], {}
-    stack = [(h._ag.node, False) for h in heads if isinstance(h._ag, _Output)]
-    while stack:
-        node, expanded = stack.pop()
-        key = id(node)
-        if expanded:
-            if state.get(key) != 2:
-                state[key] = 2
-                order.append(node)
-            continue
-        if state.get(key):
-            continue
-        if node.freed:
-            raise MXNetError(f"backward: the graph through '{node.spec.name}' was freed by "
-                             "an earlier backward; pass retain_graph=True to the first one "
-                             "to differentiate the same graph twice")
-        state[key] = 1
-        stack.append((node, True))
-        for src in node.sources:
-            if isinstance(src, _Output) and not state.get(id(src.node)):
-                stack.append((src.node, False))
+    """The nodes reachable from `heads`, each after every node that feeds it (in C)."""
+    order, freed = _tape_order(heads)
+    if freed is not None:
+        raise MXNetError(f"backward: the graph through '{freed.spec.name}' was freed by an "
+                         "earlier backward; pass retain_graph=True to the first one to "
+                         "differentiate the same graph twice")
     return order
 
 
@@ -347,7 +332,9 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
                              "computational graph: compute it inside autograd.record() from "
                              "arrays that have attach_grad() (or pass retain_graph=True to "
                              "an earlier backward of the same graph)")
-    order = _topological(heads)
+    order, freed = _tape_order(heads)
+    if freed is not None:
+        _topological(heads)             # raises, naming the freed node
     targets = _Targets(captured)
     state = _STATE
     was_recording, was_training = state.recording, state.training

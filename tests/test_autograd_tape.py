@@ -219,3 +219,18 @@ def test_a_gradient_kept_by_a_custom_function_is_not_reused():
     np.testing.assert_allclose(kept[0].asnumpy(), [3.0, 3.0])
     np.testing.assert_allclose(kept[1].asnumpy(), [4.0, 4.0])
     assert kept[0] is not kept[1]
+
+
+def test_a_diamond_graph_runs_each_node_once_after_all_its_users():
+    xv = np.array([0.5, -1.0, 2.0])
+    x = variable(xv)
+    with autograd.record():
+        a = mx.nd.exp(x)           # used by b, c and y: its gradient sums three paths
+        b = a * 3
+        c = mx.nd.sin(a) + b
+        y = c * a + b
+    y.backward()
+    ea = np.exp(xv)
+    # y = (sin(a) + 3a) a + 3a;  dy/da = cos(a) a + sin(a) + 6a + 3;  da/dx = a
+    expected = (np.cos(ea) * ea + np.sin(ea) + 6 * ea + 3) * ea
+    np.testing.assert_allclose(x.grad.asnumpy(), expected, rtol=1e-5)
