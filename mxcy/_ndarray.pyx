@@ -18,7 +18,7 @@ The push helpers live in _ndarray_push.pxi, the NumPy paths and reshape rules in
 _ndarray_index.pxi (included below; one extension module).
 """
 cimport numpy as cnp
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport Py_INCREF, Py_REFCNT
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 

@@ -19,19 +19,13 @@ raise, naming the operator, instead of returning a wrong gradient.
 ``grad(create_graph=True)`` records the gradient computation itself (mxcy._autograd_higher)
 so that it can be differentiated again.
 """
-import threading
 
 from mxcy import _ndarray
 from mxcy._ndarray import NDArray
 from mxcy.base import MXNetError
 
 
-class _State(threading.local):
-    recording = False
-    training = False
-
-
-_STATE = _State()
+_STATE = _ndarray.ThreadState()     # this thread's recording/training flags, in C
 
 _GRAPH_ERROR = ("Assigning to NDArrays that are already in a computational graph will cause "
                 "undefined behavior when evaluating gradients. Please call backward first "
@@ -54,10 +48,7 @@ def is_training():
 def set_recording(is_recording):
     """Turn recording on or off for this thread; returns the previous state."""
     prev = _STATE.recording
-    new = bool(is_recording)
-    if new != prev:
-        _STATE.recording = new
-        _ndarray._add_recording_thread(1 if new else -1)
+    _STATE.recording = is_recording
     return prev
 
 
@@ -113,20 +104,13 @@ def predict_mode():
 
 
 # ---------------------------------------------------------------- graph records
-class _Variable:
-    """`array._ag` of a variable: its gradient buffer, grad_req, and whether a backward
-    wrote the buffer since the flag was last cleared (Trainer's stale-gradient check)."""
-    __slots__ = ('grad', 'req', 'fresh')
-
-    def __init__(self, grad, req):
-        self.grad, self.req, self.fresh = grad, req, False
-
-
+_Variable = _ndarray.GraphVariable  # array._ag of a variable: grad, req, fresh
 _Output = _ndarray.GraphOutput     # array._ag of a recorded output: (node, index)
 _Node = _ndarray.GraphNode         # one recorded call (see _ndarray_autograd.pxi)
 _record_call = _ndarray.record_call
-_set_thread_recording = _ndarray._set_thread_recording
 _input_versions = _ndarray.input_versions     # write counts of the first n arrays, in C
+_run_tape = _ndarray.run_tape
+_tape_order = _ndarray.tape_order
 
 
 _REQS = ('write', 'add', 'null')
@@ -217,12 +201,10 @@ def run_op(spec, params, req, n_args, ins, outs, out_given):
     versions = _ndarray.input_versions(ins, n_args) if 'inputs' in spec.backward_needs \
         else None
     state.recording = False         # what forward pushes inside is not recorded again
-    _set_thread_recording(False)
     try:
         spec.forward(params, state.training, list(req), args, outs, aux)
     finally:
         state.recording = True
-        _set_thread_recording(True)
     if spec.has_backward:
         _record_call(spec, params, n_args, ins, versions, outs)
 
@@ -240,28 +222,12 @@ def _as_list(x, what):
 
 
 def _topological(heads):
-    """The nodes reachable from `heads`, each after every node that feeds it."""
-    order, state = [], {}
-    stack = [(h._ag.node, False) for h in heads if isinstance(h._ag, _Output)]
-    while stack:
-        node, expanded = stack.pop()
-        key = id(node)
-        if expanded:
-            if state.get(key) != 2:
-                state[key] = 2
-                order.append(node)
-            continue
-        if state.get(key):
-            continue
-        if node.freed:
-            raise MXNetError(f"backward: the graph through '{node.spec.name}' was freed by "
-                             "an earlier backward; pass retain_graph=True to the first one "
-                             "to differentiate the same graph twice")
-        state[key] = 1
-        stack.append((node, True))
-        for src in node.sources:
-            if isinstance(src, _Output) and not state.get(id(src.node)):
-                stack.append((src.node, False))
+    """The nodes reachable from `heads`, each after every node that feeds it (in C)."""
+    order, freed = _tape_order(heads)
+    if freed is not None:
+        raise MXNetError(f"backward: the graph through '{freed.spec.name}' was freed by an "
+                         "earlier backward; pass retain_graph=True to the first one to "
+                         "differentiate the same graph twice")
     return order
 
 
@@ -315,7 +281,7 @@ def _seed_heads(heads, head_grads, targets):
             src = h._ag
             if isinstance(src, _Output) and (id(src.node), src.index) not in targets.values:
                 # the usual head: its gradient buffer starts as ones (one fill, no copy)
-                buf = _ndarray.new_empty(h.shape, _ndarray.dtype_of(h), h.context)
+                buf = _ndarray.grad_buffer(h.shape, _ndarray.dtype_of(h), h.context)
                 targets.values[(id(src.node), src.index)] = _ndarray.full(None, 1, out=buf)
                 continue
             g = _ndarray.full(h.shape, 1, h.context, h.dtype)
@@ -352,55 +318,6 @@ def _check_versions(node):
                                  "after the call was recorded; the gradient would be wrong")
 
 
-def _run_node(node, targets):
-    spec, n = node.spec, node.n_args
-    if node.out_meta is None:
-        out_grads = [targets.values.pop((id(node), 0))]
-    else:
-        out_grads = []
-        unused = getattr(spec, 'unused_out_grads', ())     # None for these, not zeros
-        for i, (shape, dtype, ctx) in enumerate(node.out_meta):
-            g = targets.values.pop((id(node), i), None)
-            if g is None and i not in unused:
-                g = _ndarray.full(shape, 0, ctx, dtype)
-            out_grads.append(g)
-    ins = node.inputs
-    in_grads, reqs, later = [], [], []
-    seen = set()
-    plain = targets.captured is None
-    written = targets.written
-    for i, src in enumerate(node.sources):
-        kind = type(src)
-        if kind is _Variable and plain:         # targets.variable, inline (the usual case)
-            if src.req == 'null':
-                buf, req = None, 'null'
-            else:
-                buf = src.grad
-                req = 'add' if src.req == 'add' or id(src) in written else 'write'
-                src.fresh = True
-                written.add(id(src))
-        elif kind is _Output or kind is _Variable:
-            buf, req = targets.source(src, ins[i])
-        else:
-            buf, req = None, 'null'
-        if buf is not None:
-            if id(buf) in seen:
-                # the same array twice among the inputs (x * x): a temporary, added after
-                tmp = _ndarray.new_empty(ins[i].shape, _ndarray.dtype_of(ins[i]),
-                                         ins[i].context)
-                later.append((buf, tmp))
-                buf, req = tmp, 'write'
-            seen.add(id(buf))
-        in_grads.append(buf)
-        reqs.append(req)
-    if not seen:                                # nothing to compute
-        return
-    _check_versions(node)
-    spec.backward(node.params, reqs, out_grads, ins[:n], node.outputs, in_grads, ins[n:])
-    for buf, tmp in later:
-        buf += tmp
-
-
 def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
     heads = _as_list(heads, 'backward')
     head_grads = _as_list(head_grads, 'backward')
@@ -415,21 +332,22 @@ def _backward(heads, head_grads, retain_graph, train_mode, captured=None):
                              "computational graph: compute it inside autograd.record() from "
                              "arrays that have attach_grad() (or pass retain_graph=True to "
                              "an earlier backward of the same graph)")
-    order = _topological(heads)
+    order, freed = _tape_order(heads)
+    if freed is not None:
+        _topological(heads)             # raises, naming the freed node
     targets = _Targets(captured)
     state = _STATE
     was_recording, was_training = state.recording, state.training
     if was_recording:
-        set_recording(False)
-    state.training = bool(train_mode)
+        state.recording = False
+    state.training = train_mode
     try:
         _seed_heads(heads, head_grads, targets)
-        for node in reversed(order):
-            _run_node(node, targets)
+        _run_tape(order, targets, _check_versions)      # in C: _ndarray_autograd.pxi
     finally:
         state.training = was_training
         if was_recording:
-            set_recording(True)
+            state.recording = True
     if not retain_graph:
         for node in order:
             node.free()

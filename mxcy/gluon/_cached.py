@@ -16,6 +16,7 @@ import numpy as np
 
 from mxcy import _ndarray
 from mxcy import ndarray as _nd
+from mxcy._ndarray import NDArray
 from mxcy.autograd import _STATE
 from mxcy.symbol.symbol import Symbol
 
@@ -85,6 +86,8 @@ class CachedGraph:
         entries = out._outputs
         unique = list(dict.fromkeys(entries))
         self.picks = [unique.index(e) for e in entries]
+        if self.picks == list(range(len(entries))):
+            self.picks = None                   # (each output once: returned as they are)
         self.symbol = out if len(unique) == len(entries) else Symbol(unique)
         self.input_names = [i.name for i in inputs]
         self.arg_names = out.list_arguments()
@@ -140,10 +143,12 @@ class CachedGraph:
         exe._arg_index()                        # built once: _rebind_values uses it
         return exe
 
-    def _take(self, arrays):
-        recording = _STATE.recording
-        key = [(a.shape, a.dtype, a.context,
-                recording and a._ag is not None and a.dtype in _FLOATS) for a in arrays]
+    def _take(self, arrays, recording):
+        """An idle executor bound for these inputs' signature (bound now if none)."""
+        key = []
+        for a in arrays:
+            key.append((a.shape, a.dtype, a.context,
+                        recording and a._ag is not None and a.dtype in _FLOATS))
         key = tuple(key)
         idle = self.free.get(key)
         if idle is None:
@@ -160,28 +165,58 @@ class CachedGraph:
         if len(arrays) != len(self.input_names):
             raise ValueError(f"{self.block.name}: called with {len(arrays)} inputs, the "
                              f"hybridized graph takes {len(self.input_names)}")
-        exe = self._take(arrays)
-        fresh = [None if f is None else _new_empty(*f) for f in exe._fresh_outputs]
+        state = _STATE
+        recording = state.recording
+        exe = self._take(arrays, recording)
         # the executor keeps detached twins of the outputs (same memory): the caller's
         # arrays will point at the recorded node, which holds the executor, and a cycle
         # back would leave a node that never runs backward (an error, a forward under
         # record() alone) to the garbage collector, its executor reserved till then
-        exe._rebind_values(dict(zip(self.input_names, arrays)),
-                           [None if f is None else f.detach() for f in fresh])
-        state = _STATE
+        fresh, twins = [], []
+        for f in exe._fresh_outputs:
+            if f is None:
+                fresh.append(None)
+                twins.append(None)
+            else:
+                o = _new_empty(*f)
+                fresh.append(o)
+                twins.append(o.detach())
+        exe._rebind_values(dict(zip(self.input_names, arrays)), twins)
         if exe._monitor is None and exe._fwd_program is not None:
             exe._fwd_program.run(state.training)
         else:
             exe.forward(is_train=state.training)
-        outs = [f if f is not None else o.copy() for o, f in zip(exe.outputs, fresh)]
-        bound = exe.arg_arrays
-        ins = list(arrays) + [bound[i] for i in self.param_positions]
-        if state.recording and any(x._ag is not None for x in ins):
-            _record_call(_CachedSpec(self, exe, self.node_names), None, len(ins), ins,
-                         _input_versions(ins, len(ins)), outs)
+        outs = fresh
+        for i, o in enumerate(exe.outputs):
+            if fresh[i] is None:
+                outs[i] = o.copy()
+        ins = list(arrays)
+        if recording:
+            bound = exe.arg_arrays
+            for i in self.param_positions:
+                ins.append(bound[i])
+            for x in ins:
+                if x._ag is not None:
+                    _record_call(_CachedSpec(self, exe, self.node_names), None, len(ins),
+                                 ins, _input_versions(ins, len(ins)), outs)
+                    break
+            else:
+                self._release(exe)
         else:
             self._release(exe)
-        return [outs[i] for i in self.picks]
+        picks = self.picks
+        if picks is None:
+            return outs
+        return [outs[i] for i in picks]
+
+
+def flat_inputs(args, flatten):
+    """A call's input arrays: `args` themselves when each is an array (the usual call),
+    else `flatten`ed (gluon.block._flatten) with the Nones dropped."""
+    arrays = [a for a in args if isinstance(a, NDArray)]
+    if len(arrays) == len(args):
+        return arrays
+    return [a for a in flatten(args)[0] if a is not None]
 
 
 def _op_hook_adapter(symbol, callback):

@@ -509,9 +509,9 @@ class HybridBlock(Block):
         return _regroup(outs, out_format)[0]
 
     def _build_cached(self, *args):
-        from mxcy.gluon._cached import CachedGraph
+        from mxcy.gluon._cached import CachedGraph, flat_inputs
         inputs, out, out_format = self._get_graph(*args)
-        arrays = [a for a in _flatten(args)[0] if a is not None]
+        arrays = flat_inputs(args, _flatten)
         if self._cached is None:
             params = self.collect_params()
             try:

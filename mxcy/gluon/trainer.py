@@ -324,7 +324,9 @@ class Trainer:
                 raise MXNetError(f"Trainer: Parameter '{param.name}' is on {len(datas)} "
                                  f"contexts, the Trainer was made for {len(self._updaters)}")
             for (idx, gs, ws), w, g in zip(per_ctx, datas, grads):
-                if (fresh.get(id(g), False) if fresh is not None else _is_fresh(w)):
+                ag = w._ag          # data._fresh_grad without the property
+                if (fresh.get(id(g), False) if fresh is not None else
+                        type(ag) is _Variable and ag.fresh):
                     idx.append(i)
                     gs.append(g)
                     ws.append(w)
@@ -333,7 +335,11 @@ class Trainer:
             used.append(datas)
         for datas in used:
             for data in datas:
-                _clear_fresh(data)
+                ag = data._ag
+                if type(ag) is _Variable:
+                    ag.fresh = False
+                else:
+                    _clear_fresh(data)
         for updater, (idx, gs, ws) in zip(self._updaters, per_ctx):
             if idx:
                 updater(idx, gs, ws)
@@ -367,12 +373,6 @@ class Trainer:
         for updater in self._updaters:
             updater.optimizer = self._optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))
-
-
-def _is_fresh(data):
-    """data._fresh_grad without the property's round trip (Trainer._update's hot loop)."""
-    ag = data._ag
-    return type(ag) is _Variable and ag.fresh
 
 
 def _clear_fresh(data):
