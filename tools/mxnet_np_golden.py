@@ -312,6 +312,27 @@ case('random.choice', 5, size=(3,), _sample=True)
 case('random.rand', 2, 3, _sample=True)
 case('random.randn', 2, _sample=True)
 case('random.multinomial', 4, [0.5, 0.5], size=2, _sample=True)
+# the rest of mx.np's names with a value result (NumPy-computed in both libraries)
+case('alltrue', B)
+case('sometrue', B, axis=0)
+case('product', P, axis=1)
+case('bitwise_not', N)
+case('empty', [2, 3], _shape_only=True)
+for _n in ('nanargmin', 'nanmax', 'nanmin', 'nancumsum', 'nanmedian'):
+    case(_n, U)
+case('nancumprod', P, axis=1)
+case('nanprod', P, axis=0)
+case('nanpercentile', U, 50)
+case('nanquantile', U, 0.25, axis=1)
+case('lexsort', [V, ('U', (4,))])
+case('histogram2d', V, ('U', (4,)), bins=2)
+case('histogramdd', ('U', (5, 2)), bins=2)
+case('ix_', ('I', (2,)), ('I', (3,)))
+case('packbits', B)
+case('polydiv', ('P', (3,)), ('P', (2,)))
+case('polyfit', ('s', (5,)), ('U', (5,)), 1)
+case('random.multivariate_normal', [0.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], size=3,
+     _sample=True)
 CASES = [c for c in CASES if c is not None]
 
 # repr(mx.np.array(...)) as MXNet prints it: (expression over mx.np as `np`) -> text
