@@ -183,13 +183,6 @@ def _in1d(ar1, ar2, assume_unique=False, invert=False):
     return _onp.isin(_onp.ravel(ar1), ar2, assume_unique=assume_unique, invert=invert)
 
 
-def _financial(name):
-    def fn(*args, **kwargs):
-        raise RuntimeError(f"{name}: NumPy removed its financial functions (they live in "
-                           f"numpy_financial), as MXNet 1.9.1's numpy 1.23 did")
-    return fn
-
-
 def _around(x, decimals=0):
     return _onp.around(x, decimals)
 
@@ -198,8 +191,6 @@ def _around(x, decimals=0):
 RENAMED = {'alltrue': _onp.all, 'sometrue': _onp.any, 'product': _onp.prod,
            'msort': _msort, 'trapz': getattr(_onp, 'trapezoid', None), 'in1d': _in1d,
            'row_stack': _onp.vstack, 'round_': _around}
-for _name in ('mirr', 'npv', 'ppmt', 'pv', 'rate'):
-    RENAMED[_name] = _financial(_name)
 
 
 def numpy_impl(name, module=_onp):

@@ -9,8 +9,16 @@ from mxcy import numpy as np
 from mxcy.numpy._signatures import FALLBACK, NP
 
 
+# MXNet 1.9.1 names that always raise there (NumPy 1.20 removed them): absent in mxcy,
+# listed in tests/compat/exclusions.py
+FINANCIAL = ('mirr', 'npv', 'ppmt', 'pv', 'rate')
+
+
 def test_every_mxnet_name_exists_with_its_parameters():
     for name, spec in NP.items():
+        if name in FINANCIAL:
+            assert not hasattr(np, name), name
+            continue
         fn = getattr(np, name)
         if spec is None or not callable(fn) or isinstance(fn, type):
             continue
