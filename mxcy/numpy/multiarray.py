@@ -27,6 +27,7 @@ __all__ = ['ndarray', 'result_dtype', 'new_array', 'as_array', 'wrap_numpy']
 _BOOL = 7                           # MXNet's type code of bool
 _INT16 = _onp.dtype(_onp.int16)
 _DTYPE_OF_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
+_BOOL = DTYPE_CODES[_onp.dtype(bool)]
 _FLOAT32 = _onp.dtype(_onp.float32)
 _DEFAULT_REPR = (_onp.dtype(_onp.float32), _onp.dtype(_onp.bool_))   # printed without dtype
 _SHAPE_IN_REPR = re.compile(r',\s*shape=\([0-9, ]*\)')
@@ -398,13 +399,13 @@ class ndarray(NDArray):
     # + - * / % ** and comparisons: NDArray's C dunders, with `_np_arith` as their hook
 
     def __neg__(self):
-        if self.dtype == _onp.bool_:
+        if dtype_of(self) == _BOOL:
             raise TypeError("negative: the numpy boolean negative, the `-` operator, is "
                             "not supported, use the `~` operator or logical_not instead")
         return NDArray.__neg__(self)
 
     def __abs__(self):
-        return self if self.dtype == _onp.bool_ else NDArray.__abs__(self)
+        return self if dtype_of(self) == _BOOL else NDArray.__abs__(self)
 
     def __invert__(self):
         return _unary_numpy('invert', _onp.invert, self)
@@ -440,6 +441,12 @@ class ndarray(NDArray):
 
     def reshape(self, *args, **kwargs):
         """A view with a new shape (NumPy's rules: one -1 is inferred)."""
+        fast = args[0] if len(args) == 1 else args
+        if not kwargs and type(fast) is tuple and fast and min(fast) >= -1 and \
+                0 not in fast and fast.count(-1) < 2:
+            # positive sizes and at most one -1 mean the same to NDArray.reshape (whose
+            # 0, -2, -3, -4 are MXNet's codes, never reached here)
+            return NDArray.reshape(self, fast)
         order = kwargs.pop('order', 'C')
         if order != 'C':
             raise ValueError(f"reshape: order={order!r} is not supported, only 'C'")
