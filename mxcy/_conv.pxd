@@ -52,6 +52,8 @@ cdef struct PoolArgs:
     int req
 
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil
+cdef int geometry(ConvArgs* a, tuple xs, tuple ws, tuple ys, stride, pad, dilate,
+                  int groups) except -1
 cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil
 cdef int pool_fwd_kernel(void* args, char* errmsg) noexcept nogil
 cdef int pool_bwd_kernel(void* args, char* errmsg) noexcept nogil

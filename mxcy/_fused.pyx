@@ -14,7 +14,7 @@ cimport numpy as cnp
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 
-from mxcy._conv cimport ConvArgs, conv_fwd_kernel
+from mxcy._conv cimport ConvArgs, conv_fwd_kernel, geometry
 from mxcy._engine cimport EVar, ERR_VALUE, push_kernel, run_parts
 from mxcy._ndptr cimport nd_apart, nd_ptr, nd_var, nd_wflag
 from mxcy._ops cimport DT_FLOAT32, DT_FLOAT64
@@ -103,18 +103,6 @@ cdef bytes _B_CONV_ACT = b"_fused_conv_act"
 cdef bytes _B_ADD_ACT = b"_fused_add_act"
 
 
-cdef void fill_conv(ConvArgs* a, tuple xs, tuple ws, tuple ys, stride, pad, dilate,
-                    int groups):
-    a.n, a.c, a.h, a.w = xs
-    a.f = ws[0]
-    a.kh, a.kw = ws[2], ws[3]
-    a.sh, a.sw = stride
-    a.ph, a.pw = pad
-    a.dil_h, a.dil_w = dilate
-    a.oh, a.ow = ys[2], ys[3]
-    a.groups = groups
-
-
 def conv_act(x, w, b, y, stride, pad, dilate, int groups, double lo, double hi):
     """Push y := clamp(conv2d(x, w) + b, lo, hi) as one engine op; 4-D NCHW NDArrays of
     one float dtype already validated (b may be None)."""
@@ -123,7 +111,7 @@ def conv_act(x, w, b, y, stride, pad, dilate, int groups, double lo, double hi):
     cdef EVar* writes[1]
     cdef int nr = 2
     memset(&s, 0, sizeof(s))
-    fill_conv(&s.conv, x.shape, w.shape, y.shape, stride, pad, dilate, groups)
+    geometry(&s.conv, x.shape, w.shape, y.shape, stride, pad, dilate, groups)
     s.conv.dtype = s.act.dtype = _DT[np.dtype(x.dtype)]
     x, w, b = nd_apart(x, (y,)), nd_apart(w, (y,)), nd_apart(b, (y,))
     s.conv.x, s.conv.wt, s.conv.y = nd_ptr(x), nd_ptr(w), nd_ptr(y)

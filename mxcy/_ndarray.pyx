@@ -500,8 +500,8 @@ def _fn(name):
 
 
 # ---------------------------------------------------------------- construction
-cdef NDArray _empty(tuple shape, int dtype, ctx):
-    cdef NDArray a = NDArray.__new__(NDArray)
+cdef inline NDArray _allocated(NDArray a, tuple shape, int dtype, ctx):
+    """`a` (fresh from __new__) given its own memory for `shape` and `dtype`."""
     a._shape = shape
     a._size = _prod(shape)
     a._dtype = dtype
@@ -509,21 +509,17 @@ cdef NDArray _empty(tuple shape, int dtype, ctx):
     a._offset = 0
     a._chunk = new_chunk(a._size * ITEMSIZE[dtype])
     return a
+
+
+cdef NDArray _empty(tuple shape, int dtype, ctx):
+    return _allocated(NDArray.__new__(NDArray), shape, dtype, ctx)
 
 
 cdef NDArray _empty_as(NDArray like, tuple shape, int dtype, ctx):
     """A new array of `like`'s class (NDArray: the fast path)."""
-    cdef NDArray a
     if type(like) is NDArray:
         return _empty(shape, dtype, ctx)
-    a = NDArray.__new__(type(like))
-    a._shape = shape
-    a._size = _prod(shape)
-    a._dtype = dtype
-    a._ctx = ctx
-    a._offset = 0
-    a._chunk = new_chunk(a._size * ITEMSIZE[dtype])
-    return a
+    return _allocated(NDArray.__new__(type(like)), shape, dtype, ctx)
 
 
 def empty(shape, ctx=None, dtype=None):
