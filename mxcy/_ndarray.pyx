@@ -17,6 +17,7 @@ Invariants:
 The push helpers live in _ndarray_push.pxi, the NumPy paths and reshape rules in
 _ndarray_index.pxi (included below; one extension module).
 """
+cimport cython
 cimport numpy as cnp
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from libc.stdint cimport int64_t
@@ -71,6 +72,17 @@ cdef int64_t _prod(tuple shape):
     for d in shape:
         n *= <int64_t>d
     return n
+
+
+cdef class NDArray
+
+
+cdef inline NDArray _new_of(type cls):
+    """A bare instance of `cls` (NDArray or a subclass; a subclass with its own C
+    constructor, such as mx.np's, must be made through its own __new__)."""
+    if cls is NDArray:
+        return NDArray.__new__(NDArray)
+    return cls.__new__(cls)
 
 
 cdef class NDArray:
@@ -257,11 +269,7 @@ cdef class NDArray:
         return self.reshape(other.shape)
 
     cdef NDArray _view(self, int64_t offset, tuple shape):
-        cdef NDArray v
-        if type(self) is NDArray:
-            v = NDArray.__new__(NDArray)
-        else:
-            v = NDArray.__new__(type(self))
+        cdef NDArray v = _new_of(type(self))
         v._chunk = self._chunk
         v._offset = offset
         v._shape = shape
@@ -276,7 +284,7 @@ cdef class NDArray:
         cdef NDArray v
         if not (isinstance(cls, type) and issubclass(cls, NDArray)):
             raise TypeError(f"_as_class: {cls!r} is not a subclass of NDArray")
-        v = NDArray.__new__(cls)
+        v = _new_of(cls)
         v._chunk = self._chunk
         v._offset = self._offset
         v._shape = self._shape
@@ -519,7 +527,7 @@ cdef NDArray _empty_as(NDArray like, tuple shape, int dtype, ctx):
     """A new array of `like`'s class (NDArray: the fast path)."""
     if type(like) is NDArray:
         return _empty(shape, dtype, ctx)
-    return _allocated(NDArray.__new__(type(like)), shape, dtype, ctx)
+    return _allocated(_new_of(type(like)), shape, dtype, ctx)
 
 
 def empty(shape, ctx=None, dtype=None):
@@ -565,3 +573,4 @@ def _from_pickle(data, device_type, device_id):
 
 include "_ndarray_push.pxi"
 include "_ndarray_index.pxi"
+include "_ndarray_numpy.pxi"

@@ -18,7 +18,7 @@ import re
 import numpy as _onp
 
 from mxcy import _ndarray
-from mxcy._ndarray import NDArray, dtype_of, new_empty, push_numpy
+from mxcy._ndarray import NDArray, _NumpyOperators, dtype_of, new_empty, push_numpy
 from mxcy._ops import BINARY_OPS
 from mxcy.base import DTYPE_CODES, dtype_code
 
@@ -251,7 +251,7 @@ _RDUNDER = {_B['rsubtract']: NDArray.__rsub__, _B['rdivide']: NDArray.__rtruediv
             _B['rmodulo']: NDArray.__rmod__, _B['rpower']: NDArray.__rpow__}
 
 
-class ndarray(NDArray):
+class ndarray(_NumpyOperators):
     """An array with NumPy semantics (``mx.np.ndarray``), on mxcy's engine and memory."""
     __slots__ = ()
 

@@ -8,7 +8,9 @@ from mxcy import numpy as np
 
 
 def test_class_is_an_ndarray_subclass_sharing_memory():
-    assert np.ndarray.__mro__[1] is mx.nd.NDArray
+    # MXNet: (ndarray, NDArray, NDArrayBase, object); mxcy has a C base in between that
+    # keeps +, -, *, / as C slots for the subclass
+    assert issubclass(np.ndarray, mx.nd.NDArray) and mx.nd.NDArray in np.ndarray.__mro__
     x = mx.nd.array([[1, 2, 3], [4, 5, 6]])
     y = x.as_np_ndarray()
     assert type(y) is np.ndarray and y._span() == x._span() and y.shape == x.shape
@@ -114,3 +116,18 @@ def test_bool_arrays_have_a_correct_path():
     assert np.zeros(2, dtype=bool).asnumpy().tolist() == [False, False]
     with pytest.raises(TypeError, match='boolean negative'):
         -b
+
+
+def test_operators_either_side_and_mixed_with_mx_nd():
+    # +, -, *, / are C slots of mx.np's base class; the mx.np operand decides the
+    # semantics whichever side it is on, also against a plain mx.nd array
+    x = np.array([1., 2., 4.])
+    a = mx.nd.array([4., 4., 4.])
+    i = np.array([1, 2, 3])
+    cases = [(x + a, [5, 6, 8]), (a + x, [5, 6, 8]), (x - a, [-3, -2, 0]),
+             (a - x, [3, 2, 0]), (2 - x, [1, 0, -2]), (x * a, [4, 8, 16]),
+             (a / x, [4, 2, 1]), (1 / x, [1, .5, .25]), (i / 2, [.5, 1, 1.5])]
+    for got, want in cases:
+        assert type(got) is np.ndarray
+        assert got.asnumpy().tolist() == want
+    assert (i / 2).dtype == onp.float32 and (x > a).dtype == onp.bool_
