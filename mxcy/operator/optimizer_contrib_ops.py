@@ -25,7 +25,7 @@ from mxcy._ndarray import push_numpy
 from mxcy.base import MXNetError
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
-from mxcy.operator.optimizer_multi_ops import _floats
+from mxcy.operator.optimizer_multi_ops import _floats, lamb_phase1
 from mxcy.operator.optimizer_ops import UpdateOp, UpdateTypeError, clip_, f
 
 
@@ -50,16 +50,9 @@ def lamb(w, g, mean, var, lr, wd, t, beta1, beta2, epsilon, rescale_grad, lower_
     (bias-corrected by ``1 - beta**t`` when asked); ``r = mean / (sqrt(var) + epsilon) +
     wd * w``; ``r1 = norm(w)`` clamped to [lower_bound, upper_bound] (a bound <= 0 is
     off), ``r2 = norm(r)``; ``w -= lr * (r1 / r2) * r`` (ratio 1 when r1 or r2 is 0)."""
-    g = clip_(g.astype(mean.dtype) * rescale_grad, clip_gradient)
-    mean *= beta1
-    mean += (1 - beta1) * g
-    var *= beta2
-    var += (1 - beta2) * np.square(g)
-    m, v = mean, var
-    if bias_correction:
-        m = mean / (1 - beta1 ** t)
-        v = var / (1 - beta2 ** t)
-    r = m / (np.sqrt(v) + epsilon) + wd * w
+    r = np.empty_like(mean)         # the direction: lamb_update_phase1's rule
+    lamb_phase1(g, w, mean, var, r, beta1, beta2, epsilon, t, bias_correction, wd,
+                rescale_grad, clip_gradient)
     # NOTE: the mp_ form takes r1 from the float16 weight, as MXNet 1.9.1 does
     r1 = float(np.sqrt(np.square(w if norm_of is None else norm_of,
                                  dtype=np.float64).sum()))
