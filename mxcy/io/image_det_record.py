@@ -137,17 +137,9 @@ class ImageDetRecordIter(ImageRecordIter):
 
     def _augment_det(self, img, raw, rng):
         p, (_, h, w) = self._p, self.data_shape
-        interp = int(p['inter_method'])
-        cv2 = cv2_module()
-        if p['resize'] > 0:
-            ih, iw = img.shape[:2]
-            if ih < iw:
-                nh, nw = p['resize'], iw * p['resize'] // ih
-            else:
-                nh, nw = ih * p['resize'] // iw, p['resize']
-            img = cv2.resize(img, (nw, nh), interpolation=interp)
+        img = self._resize_shorter(img)
         if img.shape[:2] != (h, w):
-            img = cv2.resize(img, (w, h), interpolation=interp)
+            img = cv2_module().resize(img, (w, h), interpolation=int(p['inter_method']))
         if img.ndim == 2:
             img = img[:, :, None]
         if p['rand_mirror_prob'] > 0 and rng.random() < p['rand_mirror_prob']:

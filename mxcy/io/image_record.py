@@ -274,17 +274,20 @@ class ImageRecordIter(DataIter):
                              f"{labels.size} label(s), label_width is {self._lw}")
         return labels[0] if self._lw == 1 else labels[:self._lw], ident, payload
 
+    def _resize_shorter(self, img):
+        """`img` with its shorter edge resized to ``resize`` (when > 0), aspect kept."""
+        size = self._p['resize']
+        if size <= 0:
+            return img
+        ih, iw = img.shape[:2]
+        nh, nw = (size, iw * size // ih) if ih < iw else (ih * size // iw, size)
+        return cv2_module().resize(img, (nw, nh), interpolation=int(self._p['inter_method']))
+
     def _augment(self, img, rng):
         p, (_, h, w) = self._p, self.data_shape
         interp = int(p['inter_method'])
         cv2 = cv2_module()
-        if p['resize'] > 0:
-            ih, iw = img.shape[:2]
-            if ih < iw:
-                nh, nw = p['resize'], iw * p['resize'] // ih
-            else:
-                nh, nw = ih * p['resize'] // iw, p['resize']
-            img = cv2.resize(img, (nw, nh), interpolation=interp)
+        img = self._resize_shorter(img)
         ih, iw = img.shape[:2]
         if ih < h or iw < w:
             f = max(h / ih, w / iw)
