@@ -156,20 +156,24 @@ MXCY_INLINE double mxcy_expm1_small(double x, int f32)
     return p * s + (s - 1.0);
 }
 
-/* 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for x < 0: no rounding of 1 + e^|x|
- * there, so relative accuracy holds down to the subnormals. For a float32 result |x| is
- * capped at 110 (sigmoid(-110) is below half float32's least subnormal) and 2^k needs
- * no split. */
-MXCY_INLINE double mxcy_sigmoid(double x, int f32)
+/* exp(-|x|), shared by sigmoid and softrelu. For a float32 result |x| is capped at 110
+ * (exp(-110) is below half float32's least subnormal) and 2^k needs no split. */
+MXCY_INLINE double mxcy_exp_neg_abs(double x, int f32)
 {
-    double a = fabs(x), e, s;
+    double a = fabs(x), s;
     if (f32) {
         a = a > 110.0 ? 110.0 : a;
-        e = mxcy_exp_reduce(-a, &s, 1);
-        e = e * s + s;
-    } else {
-        e = mxcy_exp(-a);
+        double e = mxcy_exp_reduce(-a, &s, 1);
+        return e * s + s;
     }
+    return mxcy_exp(-a);
+}
+
+/* 1 / (1 + exp(-x)), as e / (1 + e) with e = exp(x) for x < 0: no rounding of 1 + e^|x|
+ * there, so relative accuracy holds down to the subnormals. */
+MXCY_INLINE double mxcy_sigmoid(double x, int f32)
+{
+    double e = mxcy_exp_neg_abs(x, f32);
     double d = 1.0 / (1.0 + e);
     return x >= 0 ? d : e * d;
 }
@@ -283,14 +287,7 @@ MXCY_INLINE double mxcy_log1p_unit(double e, int f32)
  * the least float32 subnormal) */
 MXCY_INLINE double mxcy_softrelu(double x, int f32)
 {
-    double a = fabs(x), e, s;
-    if (f32) {
-        a = a > 110.0 ? 110.0 : a;
-        e = mxcy_exp_reduce(-a, &s, 1);
-        e = e * s + s;
-    } else {
-        e = mxcy_exp(-a);
-    }
+    double e = mxcy_exp_neg_abs(x, f32);
     return (x > 0 ? x : 0.0) + mxcy_log1p_unit(e, f32);
 }
 
