@@ -7,24 +7,8 @@ import numpy as onp
 import pytest
 
 import mxcy as mx
-from mxcy import gluon, npx
 from mxcy.base import MXNetError
-
-
-@pytest.fixture(autouse=True)
-def np_mode():
-    npx.set_np()
-    yield
-    npx.reset_np()
-
-
-class _Fn(gluon.HybridBlock):
-    def __init__(self, fn, **kwargs):
-        super().__init__(**kwargs)
-        self._fn = fn
-
-    def hybrid_forward(self, F, *xs):
-        return self._fn(F, *xs)
+from tests.numpy._blocks import FnBlock as _Fn, np_mode  # noqa: F401  (autouse fixture)
 
 
 def _both(fn, *xs):
