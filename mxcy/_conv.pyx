@@ -368,16 +368,21 @@ cdef void sum_parts(real_t* parts, int nparts, int64_t size, real_t* out,
 
 
 include "_conv_depthwise.pxi"
+include "_conv_crop.pxi"
 
 
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
     """y := conv(x, w) + b."""
     cdef ConvArgs* a = <ConvArgs*>args
     cdef ConvParts cp
+    cdef ConvArgs sub
+    cdef int lh, lw
     if a.req_y == 0:
         return 0
     if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
         return ERR_VALUE
+    if crop_taps(a, &sub, &lh, &lw):
+        return conv_fwd_cropped(a, &sub, lh, lw, errmsg)
     if is_depthwise(a):
         return depthwise_fwd(a)
     cp.a = a
@@ -400,8 +405,12 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     cdef int nparts = conv_nparts(a)
     cdef int64_t wsize = <int64_t>a.f * (a.c // a.groups) * a.kh * a.kw
     cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
+    cdef ConvArgs sub
+    cdef int lh, lw
     if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
         return ERR_VALUE
+    if crop_taps(a, &sub, &lh, &lw):
+        return conv_bwd_cropped(a, &sub, lh, lw, errmsg)
     cp.a = a
     cp.err = 0
     cp.dw_parts = NULL
