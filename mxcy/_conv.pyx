@@ -2,10 +2,12 @@
 """Convolution and pooling kernels: `noexcept nogil`, run by the engine.
 
 Which path a convolution takes: depthwise (groups == channels == filters) the direct
-kernels of _conv_depthwise.pxi; 1×1 without padding GEMMs on the data itself
+kernels of _conv_depthwise.pxi; float32 3×3 stride 1 with enough channels and tiles
+Winograd F(2×2, 3×3) (_conv_winograd.pxi); 1×1 without padding GEMMs on the data itself
 (_conv_1x1.pxi); float32 on AVX-512 the packed, indirect GEMM of _conv_packed.pxi; the rest
 im2col + BLAS (_conv_cols.pxi), in cache-sized bands of output rows. Pooling is in
-_conv_pool.pxi; the NumPy twins of the kernels in _conv_twins.pxi.
+_conv_pool.pxi; the NumPy twins of the kernels in _conv_twins.pxi. Kernel taps that read
+only padding are cropped away first (_conv_crop.pxi).
 
 Layouts are NCHW, row-major, contiguous. A 1-D convolution or pooling is the 2-D one with
 H = 1. Shapes and parameters are validated by the operator before the push. `req` codes:
@@ -369,6 +371,7 @@ cdef void sum_parts(real_t* parts, int nparts, int64_t size, real_t* out,
 
 include "_conv_depthwise.pxi"
 include "_conv_crop.pxi"
+include "_conv_winograd.pxi"
 
 
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
@@ -385,6 +388,8 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
         return conv_fwd_cropped(a, &sub, lh, lw, errmsg)
     if is_depthwise(a):
         return depthwise_fwd(a)
+    if use_winograd(a):
+        return winograd_fwd(a)
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0

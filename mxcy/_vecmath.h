@@ -23,16 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* target_clones dispatches through an IFUNC: GCC on x86-64 glibc (musl has no IFUNC) */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
-    !defined(MXCY_NO_CLONES)
-#define MXCY_VEC __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MXCY_VEC
-#endif
-#define MXCY_INLINE static inline __attribute__((always_inline))
-#define MXCY_PRAGMA(x) _Pragma(#x)
-#define MXCY_SIMD MXCY_PRAGMA(omp simd)
+#include "_simd.h"
 
 MXCY_INLINE float mxcy_f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 MXCY_INLINE uint32_t mxcy_f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }

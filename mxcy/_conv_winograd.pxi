@@ -1,0 +1,126 @@
+# Part of mxcy/_conv.pyx (textually included there): float32 3×3 stride-1 convolutions
+# through Winograd F(2×2, 3×3) (the transforms and why: mxcy/_winograd.h).
+#
+# The tiles are taken a block of tile rows at a time: the block's transformed patches V
+# (16 × channels × tiles) and products M (16 × filters × tiles) stay within a few MB, so
+# the 16 GEMMs read what the transform has just written from cache. Blocks of tile rows
+# are split over the engine's workers (run_parts) like the other big convolutions.
+
+cdef extern from "_winograd.h" nogil:
+    void mxcy_wino_weights(const float* g, int64_t pairs, float* U)
+    int64_t mxcy_wino_scratch(int tw)
+    void mxcy_wino_input_row(const float* x, int h, int w, int ph, int pw, int ty, int tw,
+                             float* scratch, float* V, int64_t vs)
+    void mxcy_wino_output_row(const float* M, int64_t ms, int tw, float bias, float* y,
+                              int oh, int ow, int ty, int add, float* scratch)
+
+
+cdef bint winograd_enabled = True      # tests switch it off to compare with im2col
+
+
+cdef enum:
+    WINO_MIN_CHANNELS = 16    # fewer channels or filters: the transforms outweigh the saving
+    WINO_MIN_TILES = 64       # fewer tiles (7×7 planes at batch 1): GEMMs too narrow
+    WINO_BLOCK_FLOATS = 1 << 20   # V + M of one block (4 MB)
+
+
+cdef inline bint use_winograd(ConvArgs* a) noexcept nogil:
+    cdef int64_t tiles = <int64_t>a.n * ((a.oh + 1) // 2) * ((a.ow + 1) // 2)
+    return (winograd_enabled and a.dtype == DT_FLOAT32 and a.groups == 1
+            and a.kh == 3 and a.kw == 3 and a.sh == 1 and a.sw == 1
+            and a.dil_h == 1 and a.dil_w == 1 and a.c >= WINO_MIN_CHANNELS
+            and a.f >= WINO_MIN_CHANNELS and tiles >= WINO_MIN_TILES)
+
+
+cdef struct WinoParts:
+    ConvArgs* a
+    float* U                  # 16 × f × c, shared and read-only while the parts run
+    int th, tw                # tile rows and columns of one image
+    int rows_per_block
+    int err
+
+
+cdef void wino_block(WinoParts* wp, int64_t r, int nr, float* V, float* M,
+                     float* scratch) noexcept nogil:
+    """Tile rows [r, r + nr) (counted over all images): transform, 16 GEMMs, back."""
+    cdef ConvArgs* a = wp.a
+    cdef int tw = wp.tw, j, c, f, xi, img, ty
+    cdef int64_t T = <int64_t>nr * tw, plane = <int64_t>a.h * a.w, oplane = <int64_t>a.oh * a.ow
+    cdef float* x = <float*>a.x
+    cdef float* y = <float*>a.y
+    cdef float* b = <float*>a.b
+    for j in range(nr):
+        img = <int>((r + j) // wp.th)
+        ty = <int>((r + j) % wp.th)
+        for c in range(a.c):
+            mxcy_wino_input_row(x + (<int64_t>img * a.c + c) * plane, a.h, a.w, a.ph, a.pw,
+                                ty, tw, scratch, V + c * T + <int64_t>j * tw, a.c * T)
+    for xi in range(16):
+        rm_gemm(False, False, a.f, <int>T, a.c, wp.U + <int64_t>xi * a.f * a.c,
+                V + <int64_t>xi * a.c * T, <float>0, M + <int64_t>xi * a.f * T)
+    for j in range(nr):
+        img = <int>((r + j) // wp.th)
+        ty = <int>((r + j) % wp.th)
+        for f in range(a.f):
+            mxcy_wino_output_row(M + f * T + <int64_t>j * tw, a.f * T, tw,
+                                 b[f] if b != NULL else 0, y + (<int64_t>img * a.f + f) * oplane,
+                                 a.oh, a.ow, ty, a.req_y == 2, scratch)
+
+
+cdef void wino_part(void* arg, int part, int nparts) noexcept nogil:
+    cdef WinoParts* wp = <WinoParts*>arg
+    cdef ConvArgs* a = wp.a
+    cdef int64_t rows = <int64_t>a.n * wp.th
+    cdef int64_t r = rows * part // nparts, r1 = rows * (part + 1) // nparts
+    cdef int64_t T = <int64_t>wp.rows_per_block * wp.tw
+    cdef float* V = <float*>malloc(<size_t>(16 * (a.c + a.f) * T) * sizeof(float) + 1)
+    cdef float* scratch = <float*>malloc(<size_t>mxcy_wino_scratch(wp.tw) * sizeof(float) + 1)
+    cdef int nr
+    if V == NULL or scratch == NULL:
+        free(V)
+        free(scratch)
+        wp.err = ERR_MEMORY
+        return
+    while r < r1:
+        nr = <int>min(<int64_t>wp.rows_per_block, r1 - r)
+        wino_block(wp, r, nr, V, V + 16 * a.c * <int64_t>nr * wp.tw, scratch)
+        r += nr
+    free(V)
+    free(scratch)
+
+
+cdef int winograd_fwd(ConvArgs* a) noexcept nogil:
+    """y (req) := conv(x, w) + b for use_winograd's convolutions."""
+    cdef WinoParts wp
+    cdef int64_t rows, tiles_per_block
+    cdef int nparts
+    wp.a = a
+    wp.err = 0
+    wp.th = (a.oh + 1) // 2
+    wp.tw = (a.ow + 1) // 2
+    tiles_per_block = WINO_BLOCK_FLOATS // (16 * (a.c + a.f))
+    wp.rows_per_block = <int>max(1, tiles_per_block // wp.tw)
+    wp.U = <float*>malloc(<size_t>(16 * <int64_t>a.f * a.c) * sizeof(float) + 1)
+    if wp.U == NULL:
+        return ERR_MEMORY
+    mxcy_wino_weights(<float*>a.wt, <int64_t>a.f * a.c, wp.U)
+    rows = <int64_t>a.n * wp.th
+    nparts = conv_nparts(a) if a.n > 1 else 1
+    if a.n == 1 and <int64_t>a.f * a.c * 9 * a.oh * a.ow >= CONV_SPLIT_MACS:
+        nparts = CONV_ONE_IMAGE_PARTS
+    nparts = <int>min(<int64_t>nparts, rows)
+    if nparts > 1:
+        # several parts: blocks no bigger than a part's share, so both workers get work
+        wp.rows_per_block = <int>max(1, min(<int64_t>wp.rows_per_block, rows // nparts))
+    run_parts(wino_part, &wp, nparts)
+    free(wp.U)
+    return wp.err
+
+
+def set_winograd(bint enabled):
+    """Turn the Winograd path on or off (tests compare it with im2col); returns the old
+    setting."""
+    global winograd_enabled
+    old = winograd_enabled
+    winograd_enabled = enabled
+    return old

@@ -1,0 +1,74 @@
+"""Float32 3×3 stride-1 convolutions through Winograd F(2×2, 3×3) (mxcy/_conv_winograd.pxi)
+against the float64 im2col path and the float32 one, over the geometries it takes: odd
+and even planes (partial tiles), every padding, one image and many (split in parts),
+accumulation into the output (req add), bias or none."""
+import numpy as np
+import pytest
+
+import mxcy as mx
+from mxcy import _conv
+
+# (x shape, filters, pad); all have ≥ 16 channels and filters and ≥ 64 tiles
+GEOMETRIES = [
+    ((1, 16, 16, 16), 16, (1, 1)),      # even plane, one image
+    ((2, 16, 15, 13), 24, (1, 1)),      # odd planes: the last tile row and column are half
+    ((3, 20, 12, 17), 16, (0, 0)),      # no padding (14 × 10... tiles cut at the far edge)
+    ((2, 16, 11, 12), 18, (2, 1)),      # wider padding, uneven between the axes
+    ((1, 32, 40, 40), 32, (1, 1)),      # one big image: split over the workers
+    ((9, 24, 10, 9), 40, (1, 0)),       # many images: parts by tile rows across images
+    ((4, 16, 7, 7), 512, (1, 1)),       # many filters: blocks of one tile row
+]
+
+
+def reference(x, w, b, pad):
+    return _conv.conv_fwd_np(x.astype(np.float64), w.astype(np.float64),
+                             None if b is None else b.astype(np.float64), pad=pad)
+
+
+def arrays(shape, f, seed, bias=True):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((f, shape[1], 3, 3)).astype(np.float32)
+    b = rng.standard_normal(f).astype(np.float32) if bias else None
+    return x, w, b
+
+
+def close(got, ref):
+    """Within float32 rounding of the sums: a few ulp of the largest magnitude."""
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize('shape,f,pad', GEOMETRIES)
+def test_winograd_matches_the_float64_convolution(shape, f, pad):
+    x, w, b = arrays(shape, f, seed=sum(shape) + f)
+    got = _conv.conv_fwd_np(x, w, b, pad=pad)
+    close(got, reference(x, w, b, pad))
+    old = _conv.set_winograd(False)
+    try:
+        im2col = _conv.conv_fwd_np(x, w, b, pad=pad)
+    finally:
+        _conv.set_winograd(old)
+    close(got, im2col)
+
+
+@pytest.mark.parametrize('shape,f,pad', GEOMETRIES[1:3])
+def test_winograd_adds_into_the_output_and_runs_without_bias(shape, f, pad):
+    x, w, _ = arrays(shape, f, seed=5, bias=False)
+    y0 = np.random.default_rng(6).standard_normal(
+        (shape[0], f) + reference(x, w, None, pad).shape[2:]).astype(np.float32)
+    got = _conv.conv_fwd_np(x, w, None, pad=pad, y0=y0)
+    close(got, y0 + reference(x, w, None, pad))
+
+
+def test_nd_convolution_and_its_gradient_through_winograd():
+    """mx.nd.Convolution takes the path forward; the backward (im2col) is unchanged."""
+    x, w, b = arrays((2, 16, 9, 10), 16, seed=3)
+    xs, ws, bs = mx.nd.array(x), mx.nd.array(w), mx.nd.array(b)
+    xs.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Convolution(xs, ws, bs, kernel=(3, 3), pad=(1, 1), num_filter=16)
+    y.backward()
+    close(y.asnumpy(), reference(x, w, b, (1, 1)))
+    dx = _conv.conv_bwd_np(x.astype(np.float64), w.astype(np.float64),
+                           np.ones(y.shape), pad=(1, 1))[0]
+    np.testing.assert_allclose(xs.grad.asnumpy(), dx, rtol=1e-5, atol=1e-4)
