@@ -412,10 +412,17 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
     cdef size_t isz = 4 if a.dtype == DT_FLOAT32 else 8
     cdef ConvArgs sub
     cdef int lh, lw
+    cdef bint done
     if a.dtype != DT_FLOAT32 and a.dtype != DT_FLOAT64:
         return ERR_VALUE
     if crop_taps(a, &sub, &lh, &lw):
         return conv_bwd_cropped(a, &sub, lh, lw, errmsg)
+    if winograd_dx(a, &done):
+        return ERR_MEMORY
+    if done:                          # dx by Winograd; dW and db by the paths below
+        sub = a[0]
+        sub.req_x = 0
+        return conv_bwd_kernel(&sub, errmsg) if sub.req_w or sub.req_b else 0
     cp.a = a
     cp.err = 0
     cp.dw_parts = NULL

@@ -117,6 +117,43 @@ cdef int winograd_fwd(ConvArgs* a) noexcept nogil:
     return wp.err
 
 
+
+cdef int winograd_dx(ConvArgs* a, bint* done) noexcept nogil:
+    """dx (req_x) of a 3×3 stride-1 convolution as the convolution that is its adjoint:
+    dy correlated with the kernels turned 180° and channels and filters swapped, padding
+    2 - pad (each dx pixel sums the dy pixels whose windows cover it). Through Winograd
+    when that convolution takes it (`done`), else nothing is done here."""
+    cdef ConvArgs d
+    cdef float* wr
+    cdef float* src
+    cdef int64_t f, c
+    cdef int i, rc
+    done[0] = False
+    if (a.dtype != DT_FLOAT32 or a.groups != 1 or a.kh != 3 or a.kw != 3 or a.sh != 1
+            or a.sw != 1 or a.dil_h != 1 or a.dil_w != 1 or a.ph > 2 or a.pw > 2
+            or not a.req_x):
+        return 0
+    d = a[0]
+    d.n, d.c, d.h, d.w, d.f = a.n, a.f, a.oh, a.ow, a.c
+    d.ph, d.pw, d.oh, d.ow = 2 - a.ph, 2 - a.pw, a.h, a.w
+    d.x, d.y, d.b, d.req_y = a.dy, a.dx, NULL, a.req_x
+    if not use_winograd(&d):
+        return 0
+    wr = <float*>malloc(<size_t>(9 * <int64_t>a.f * a.c) * sizeof(float) + 1)
+    if wr == NULL:
+        return ERR_MEMORY
+    for f in range(a.f):
+        for c in range(a.c):
+            src = <float*>a.wt + (f * a.c + c) * 9
+            for i in range(9):
+                wr[(c * a.f + f) * 9 + i] = src[8 - i]
+    d.wt = <char*>wr
+    rc = winograd_fwd(&d)
+    free(wr)
+    done[0] = rc == 0
+    return rc
+
+
 def set_winograd(bint enabled):
     """Turn the Winograd path on or off (tests compare it with im2col); returns the old
     setting."""
