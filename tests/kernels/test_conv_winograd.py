@@ -12,7 +12,7 @@ from mxcy import _conv
 GEOMETRIES = [
     ((1, 16, 16, 16), 16, (1, 1)),      # even plane, one image
     ((2, 16, 15, 13), 24, (1, 1)),      # odd planes: the last tile row and column are half
-    ((3, 20, 12, 17), 16, (0, 0)),      # no padding (14 × 10... tiles cut at the far edge)
+    ((3, 20, 12, 17), 16, (0, 0)),      # no padding: 10 × 15 outputs, half tiles at one edge
     ((2, 16, 11, 12), 18, (2, 1)),      # wider padding, uneven between the axes
     ((1, 32, 40, 40), 32, (1, 1)),      # one big image: split over the workers
     ((9, 24, 10, 9), 40, (1, 0)),       # many images: parts by tile rows across images
