@@ -417,12 +417,10 @@ cdef int conv_bwd_kernel(void* args, char* errmsg) noexcept nogil:
         return ERR_VALUE
     if crop_taps(a, &sub, &lh, &lw):
         return conv_bwd_cropped(a, &sub, lh, lw, errmsg)
-    if winograd_dx(a, &done):
+    if winograd_grads(a, &sub, &done):
         return ERR_MEMORY
-    if done:                          # dx by Winograd; dW and db by the paths below
-        sub = a[0]
-        sub.req_x = 0
-        return conv_bwd_kernel(&sub, errmsg) if sub.req_w or sub.req_b else 0
+    if done:                          # what Winograd left (db at least) by the paths below
+        return conv_bwd_kernel(&sub, errmsg) if sub.req_x or sub.req_w or sub.req_b else 0
     cp.a = a
     cp.err = 0
     cp.dw_parts = NULL

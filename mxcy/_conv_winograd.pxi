@@ -13,6 +13,9 @@ cdef extern from "_winograd.h" nogil:
                              float* scratch, float* V, int64_t vs)
     void mxcy_wino_output_row(const float* M, int64_t ms, int tw, float bias, float* y,
                               int oh, int ow, int ty, int add, float* scratch)
+    void mxcy_wino_dy_row(const float* dy, int oh, int ow, int ty, int tw, float* scratch,
+                          float* Y, int64_t ys)
+    void mxcy_wino_dw_out(const float* dU, int64_t pairs, float* dw, int req)
 
 
 cdef bint winograd_enabled = True      # tests switch it off to compare with im2col
@@ -37,7 +40,8 @@ cdef inline bint use_winograd(ConvArgs* a) noexcept nogil:
 
 cdef struct WinoParts:
     ConvArgs* a
-    float* U                  # 16 × f × c, shared and read-only while the parts run
+    float* U                  # forward: 16 × f × c, shared and read-only while parts run;
+                              # weight gradient: one 16 × f × c sum per part
     int th, tw                # tile rows and columns of one image
     int rows_per_block
     int err
@@ -154,6 +158,94 @@ cdef int winograd_dx(ConvArgs* a, bint* done) noexcept nogil:
     rc = winograd_fwd(&d)
     free(wr)
     done[0] = rc == 0
+    return rc
+
+
+
+cdef void wino_dw_part(void* arg, int part, int nparts) noexcept nogil:
+    """This part's tile rows' Σ Ŷ[ξ] · V[ξ]ᵀ (filters × channels) into its own dU."""
+    cdef WinoParts* wp = <WinoParts*>arg
+    cdef ConvArgs* a = wp.a
+    cdef int64_t rows = <int64_t>a.n * wp.th
+    cdef int64_t r = rows * part // nparts, r1 = rows * (part + 1) // nparts
+    cdef int64_t T, plane = <int64_t>a.h * a.w, oplane = <int64_t>a.oh * a.ow
+    cdef int64_t fc = <int64_t>a.f * a.c
+    cdef float* dU = wp.U + part * 16 * fc
+    cdef float* V = <float*>malloc(<size_t>(16 * (a.c + a.f) * <int64_t>wp.rows_per_block
+                                            * wp.tw) * sizeof(float) + 1)
+    cdef float* scratch = <float*>malloc(<size_t>mxcy_wino_scratch(wp.tw) * sizeof(float) + 1)
+    cdef float* Y
+    cdef int nr, j, c, f, xi, img, ty
+    if V == NULL or scratch == NULL:
+        free(V)
+        free(scratch)
+        wp.err = ERR_MEMORY
+        return
+    memset(dU, 0, <size_t>(16 * fc) * sizeof(float))
+    while r < r1:
+        nr = <int>min(<int64_t>wp.rows_per_block, r1 - r)
+        T = <int64_t>nr * wp.tw
+        Y = V + 16 * a.c * T
+        for j in range(nr):
+            img = <int>((r + j) // wp.th)
+            ty = <int>((r + j) % wp.th)
+            for c in range(a.c):
+                mxcy_wino_input_row(<float*>a.x + (<int64_t>img * a.c + c) * plane, a.h, a.w,
+                                    a.ph, a.pw, ty, wp.tw, scratch,
+                                    V + c * T + <int64_t>j * wp.tw, a.c * T)
+            for f in range(a.f):
+                mxcy_wino_dy_row(<float*>a.dy + (<int64_t>img * a.f + f) * oplane, a.oh, a.ow,
+                                 ty, wp.tw, scratch, Y + f * T + <int64_t>j * wp.tw, a.f * T)
+        for xi in range(16):
+            rm_gemm(False, True, a.f, a.c, <int>T, Y + xi * a.f * T, V + xi * a.c * T,
+                    <float>1, dU + xi * fc)
+        r += nr
+    free(V)
+    free(scratch)
+
+
+cdef int winograd_dw(ConvArgs* a, bint* done) noexcept nogil:
+    """dW (req_w) of a use_winograd convolution: Gᵀ (Σ over tiles of Ŷ ⊙ V) G, the forward's
+    adjoint in the kernel (mxcy/_winograd.h); `done` says whether it ran."""
+    cdef WinoParts wp
+    cdef int64_t fc = <int64_t>a.f * a.c, i
+    cdef int nparts, p
+    done[0] = False
+    if not a.req_w or not use_winograd(a):
+        return 0
+    wp.a = a
+    wp.err = 0
+    wp.th = (a.oh + 1) // 2
+    wp.tw = (a.ow + 1) // 2
+    wp.rows_per_block = <int>max(1, WINO_BLOCK_FLOATS // (16 * (a.c + a.f)) // wp.tw)
+    nparts = <int>min(<int64_t>(conv_nparts(a) if a.n > 1 else 1), <int64_t>a.n * wp.th)
+    wp.U = <float*>malloc(<size_t>(nparts * 16 * fc) * sizeof(float) + 1)
+    if wp.U == NULL:
+        return ERR_MEMORY
+    run_parts(wino_dw_part, &wp, nparts)
+    if wp.err == 0:
+        for p in range(1, nparts):
+            for i in range(16 * fc):
+                wp.U[i] += wp.U[p * 16 * fc + i]
+        mxcy_wino_dw_out(wp.U, fc, <float*>a.dwt, a.req_w)
+        done[0] = True
+    free(wp.U)
+    return wp.err
+
+
+cdef int winograd_grads(ConvArgs* a, ConvArgs* rest, bint* done) noexcept nogil:
+    """dx and dW of a convolution by Winograd where it takes them; `rest` := a with those
+    reqs cleared, `done` whether any ran (the caller then computes only `rest`)."""
+    cdef bint dx_done, dw_done
+    cdef int rc = winograd_dx(a, &dx_done)
+    if rc == 0:
+        rc = winograd_dw(a, &dw_done)
+    rest[0] = a[0]
+    if dx_done:
+        rest.req_x = 0
+    if rc == 0 and dw_done:
+        rest.req_w = 0
+    done[0] = dx_done or (rc == 0 and dw_done)
     return rc
 
 

@@ -6,7 +6,10 @@
  * kernel) and M = Σ_c U ⊙ V, the outputs are Aᵀ M A. Summed over channels that is 16
  * GEMMs, one per position ξ of the 4×4 domain, of (filters × channels)·(channels ×
  * tiles): 2.25× fewer multiply-adds than the direct convolution. The transforms only
- * add, subtract and halve, so float32 keeps its accuracy (a few ulp).
+ * add, subtract and halve, so float32 keeps its accuracy (a few ulp). The backward uses
+ * the same algebra: the data gradient is itself a 3×3 stride-1 convolution (of dy), and
+ * the weight gradient is the forward's adjoint in g, dW = Gᵀ (Σ_tiles (A dY Aᵀ) ⊙ V) G:
+ * again 16 GEMMs, (filters × tiles)·(tiles × channels).
  *
  *   Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]   G = [1 0 0; ½ ½ ½; ½ -½ ½; 0 0 1]
  *   Aᵀ = [1 1 1 0; 0 1 -1 -1]
@@ -154,6 +157,79 @@ MXCY_VEC static void mxcy_wino_output_row(const float* M, int64_t ms, int tw, fl
             if (ow & 1)
                 yr[ow - 1] = left[pairs];
         }
+    }
+}
+
+/* Ŷ[ξ·ys + t], t < tw: A dY Aᵀ of tile row ty of one oh × ow output-gradient plane
+ * (A = (Aᵀ)ᵀ; the 2×2 blocks' entries past the plane are zeros), for the weight gradient
+ * dW = Gᵀ (Σ Ŷ ⊙ V) G, the adjoint of the forward in g. */
+MXCY_VEC static void mxcy_wino_dy_row(const float* dy, int oh, int ow, int ty, int tw,
+                                      float* scratch, float* Y, int64_t ys) {
+    float* restrict c0 = scratch;    /* c0[t] = dY[row][2t], c1[t] = dY[row][2t + 1] */
+    float* restrict c1 = scratch + tw;
+    float* restrict h = scratch + 2 * tw;   /* 2 rows × 4 × tw */
+    int pairs = ow / 2;
+    for (int a = 0; a < 2; a++) {
+        int row = 2 * ty + a;
+        float* restrict ha = h + (int64_t)a * 4 * tw;
+        if (row >= oh) {
+            memset(ha, 0, sizeof(float) * 4 * (size_t)tw);
+            continue;
+        }
+        const float* restrict dr = dy + (int64_t)row * ow;
+        MXCY_SIMD
+        for (int t = 0; t < pairs; t++) {
+            c0[t] = dr[2 * t];
+            c1[t] = dr[2 * t + 1];
+        }
+        if (ow & 1) {
+            c0[pairs] = dr[ow - 1];
+            c1[pairs] = 0.0f;
+        }
+        float *h0 = ha, *h1 = ha + tw, *h2 = ha + 2 * tw, *h3 = ha + 3 * tw;
+        MXCY_SIMD
+        for (int t = 0; t < tw; t++) {
+            h0[t] = c0[t];
+            h1[t] = c0[t] + c1[t];
+            h2[t] = c0[t] - c1[t];
+            h3[t] = -c1[t];
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        const float *r0 = h + k * tw, *r1 = h + 4 * tw + k * tw;
+        float* restrict y0 = Y + (int64_t)k * ys;
+        float* restrict y1 = Y + (int64_t)(4 + k) * ys;
+        float* restrict y2 = Y + (int64_t)(8 + k) * ys;
+        float* restrict y3 = Y + (int64_t)(12 + k) * ys;
+        MXCY_SIMD
+        for (int t = 0; t < tw; t++) {
+            y0[t] = r0[t];
+            y1[t] = r0[t] + r1[t];
+            y2[t] = r0[t] - r1[t];
+            y3[t] = -r1[t];
+        }
+    }
+}
+
+/* dw[p·9 + 3r + s] := (Gᵀ dU_p G)[r][s] (req 1 write, 2 add), dU_p[ξ] = dU[ξ·pairs + p]. */
+MXCY_VEC static void mxcy_wino_dw_out(const float* dU, int64_t pairs, float* dw, int req) {
+    for (int64_t p = 0; p < pairs; p++) {
+        float d[16], t[3][4], o[9];
+        for (int i = 0; i < 16; i++)
+            d[i] = dU[(int64_t)i * pairs + p];
+        for (int k = 0; k < 4; k++) {
+            t[0][k] = d[k] + 0.5f * (d[4 + k] + d[8 + k]);
+            t[1][k] = 0.5f * (d[4 + k] - d[8 + k]);
+            t[2][k] = 0.5f * (d[4 + k] + d[8 + k]) + d[12 + k];
+        }
+        for (int r = 0; r < 3; r++) {
+            o[3 * r] = t[r][0] + 0.5f * (t[r][1] + t[r][2]);
+            o[3 * r + 1] = 0.5f * (t[r][1] - t[r][2]);
+            o[3 * r + 2] = 0.5f * (t[r][1] + t[r][2]) + t[r][3];
+        }
+        float* out = dw + p * 9;
+        for (int i = 0; i < 9; i++)
+            out[i] = req == 2 ? out[i] + o[i] : o[i];
     }
 }
 

@@ -75,34 +75,39 @@ def test_nd_convolution_and_its_gradient_through_winograd():
 
 
 # (x shape, filters, pad) whose data gradient, a 3×3 convolution of dy with padding
-# 2 - pad, takes the Winograd path
+# 2 - pad, takes the Winograd path, and, where the forward does (all but the second), the
+# weight gradient too
 BACKWARD = [((2, 16, 12, 11), 16, (1, 1)), ((3, 24, 10, 10), 16, (0, 0)),
-            ((2, 16, 9, 13), 20, (2, 1)), ((1, 32, 20, 20), 32, (1, 0))]
+            ((2, 16, 9, 13), 20, (2, 1)), ((1, 32, 20, 20), 32, (1, 0)),
+            ((5, 16, 14, 15), 24, (1, 1))]
 
 
 @pytest.mark.parametrize('shape,f,pad', BACKWARD)
-def test_winograd_data_gradient_matches_the_float64_one(shape, f, pad):
+def test_winograd_gradients_match_the_float64_ones(shape, f, pad):
     x, w, _ = arrays(shape, f, seed=11 + f)
     y_shape = reference(x, w, None, pad).shape
     dy = np.random.default_rng(12).standard_normal(y_shape).astype(np.float32)
     ref = _conv.conv_bwd_np(x.astype(np.float64), w.astype(np.float64),
                             dy.astype(np.float64), pad=pad)
     got = _conv.conv_bwd_np(x, w, dy, pad=pad)
-    for g, r in zip(got, ref):                # dx by Winograd; dW and db by their paths
+    for g, r in zip(got, ref):                # dx, dW by Winograd; db by its own path
         close(g, r)
 
 
-def test_winograd_data_gradient_adds_with_grad_req_add():
+def test_winograd_gradients_add_with_grad_req_add():
     x, w, _ = arrays((2, 16, 12, 11), 16, seed=13)
-    held = np.random.default_rng(14).standard_normal(x.shape).astype(np.float32)
-    xs = mx.nd.array(x)
-    xs.attach_grad(grad_req='add')
-    xs.grad[:] = held
+    rng = np.random.default_rng(14)
+    held_x = rng.standard_normal(x.shape).astype(np.float32)
+    held_w = rng.standard_normal(w.shape).astype(np.float32)
+    xs, ws = mx.nd.array(x), mx.nd.array(w)
+    for v, held in ((xs, held_x), (ws, held_w)):
+        v.attach_grad(grad_req='add')
+        v.grad[:] = held
     with mx.autograd.record():
-        y = mx.nd.Convolution(xs, mx.nd.array(w), kernel=(3, 3), pad=(1, 1), num_filter=16,
-                              no_bias=True)
-    dy = np.random.default_rng(15).standard_normal(y.shape).astype(np.float32)
+        y = mx.nd.Convolution(xs, ws, kernel=(3, 3), pad=(1, 1), num_filter=16, no_bias=True)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
     y.backward(mx.nd.array(dy))
     ref = _conv.conv_bwd_np(x.astype(np.float64), w.astype(np.float64),
-                            dy.astype(np.float64), pad=(1, 1))[0]
-    close(xs.grad.asnumpy(), held + ref)
+                            dy.astype(np.float64), pad=(1, 1))
+    close(xs.grad.asnumpy(), held_x + ref[0])
+    close(ws.grad.asnumpy(), held_w + ref[1])
