@@ -15,16 +15,15 @@ Gradients (T() swaps the last two axes, Y the output, dY its head gradient):
   sumlogdiag: diag(dY / diag(A)); diagonal/triangle extract and make: the index maps.
 gelqf and syevd have no gradient here (their backward is not written yet).
 
-float32/float64 gemm, gemm2 and trsm forwards push BLAS directly (gemm: one GEMM onto a
-copy of C; trsm: `_seqattn.trsm`), and trsm's backward solves with BLAS trsm; float16 and
+float32/float64 gemm and gemm2 push batched BLAS GEMMs forward and backward (`_la_blas`),
+trsm's forward pushes `_seqattn.trsm` and its backward solves with BLAS trsm; float16 and
 empty shapes take the NumPy path (the explicit fallback).
 """
-import math
-
 import numpy as np
 
-from mxcy import _ndarray, _seqattn
+from mxcy import _seqattn
 from mxcy.operator._compute import assign
+from mxcy.operator._la_blas import blas_ready, push_grads, push_product, push_scaled
 from mxcy.operator._numpy_op import NumpyOp, bmm
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -36,17 +35,6 @@ def T(x):
 
 def _tri(x, lower):
     return np.tril(x) if lower else np.triu(x)
-
-
-def _blas_ready(*arrays):
-    """Whether the arrays share one BLAS dtype (float32/float64) and none is empty."""
-    dt = np.dtype(arrays[0].dtype)
-    return dt in (np.float32, np.float64) and \
-        all(np.dtype(x.dtype) == dt and x.size > 0 for x in arrays)
-
-
-def _same_memory(x, y):
-    return x._chunk is y._chunk and x._span() == y._span()
 
 
 class _LA(NumpyOp):
@@ -88,25 +76,6 @@ class _Product(_LA):
                                    f'{p.transpose_a}, transpose_b={p.transpose_b})', b)
         return a[:-2] + (m, n)
 
-    def push_product(self, p, req, a, b, y, c=None, beta=0.0):
-        """y (req) alpha · op(a) · op(b) + beta · c by one batched BLAS GEMM onto a copy
-        of c; False (nothing pushed) when the arrays are not BLAS-ready."""
-        if req == 'null' or y is None:
-            return True
-        if not _blas_ready(a, b, y, *(() if c is None else (c,))):
-            return False
-        m, k = (a.shape[-1], a.shape[-2]) if p.transpose_a else a.shape[-2:]
-        n = b.shape[-2] if p.transpose_b else b.shape[-1]
-        batch = math.prod(a.shape[:-2])
-
-        def value(out):
-            if c is not None and beta != 0.0 and not _same_memory(c, out):
-                c.copyto(out)
-            _ndarray.gemm(a, b, out, m, n, k, p.transpose_a, p.transpose_b, batch, p.alpha,
-                          beta if c is not None else 0.0)
-        assign(y, value, req)
-        return True
-
     def _grads(self, p, dy, a, b):
         oa, ob = self._ops(p, a, b)
         da, db = bmm(p.alpha * dy, T(ob)), bmm(p.alpha * T(oa), dy)
@@ -132,12 +101,18 @@ class _linalg_gemm(_Product):
         return [out]
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        if not self.push_product(p, req[0], ins[0], ins[1], outs[0], ins[2], p.beta):
+        if not push_product(p, req[0], ins[0], ins[1], outs[0], ins[2], p.beta):
             super().forward(p, is_train, req, ins, outs, aux)
 
     def compute(self, p, a, b, c):
         oa, ob = self._ops(p, a, b)
         return p.alpha * bmm(oa, ob) + p.beta * c
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if push_grads(p, req, out_grads[0], ins[0], ins[1], *in_grads[:2]):
+            push_scaled(in_grads[2], out_grads[0], p.beta, req[2])     # dC = beta dY
+        else:
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
 
     def grad(self, p, dys, xs, ys):
         return self._grads(p, dys[0], xs[0], xs[1]) + (p.beta * dys[0],)
@@ -155,12 +130,16 @@ class _linalg_gemm2(_Product):
         return [self._shape(p, a, b)]
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        if not self.push_product(p, req[0], ins[0], ins[1], outs[0]):
+        if not push_product(p, req[0], ins[0], ins[1], outs[0]):
             super().forward(p, is_train, req, ins, outs, aux)
 
     def compute(self, p, a, b):
         oa, ob = self._ops(p, a, b)
         return p.alpha * bmm(oa, ob)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if not push_grads(p, req, out_grads[0], ins[0], ins[1], *in_grads):
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
 
     def grad(self, p, dys, xs, ys):
         return self._grads(p, dys[0], xs[0], xs[1])
@@ -237,7 +216,7 @@ class _linalg_trsm(_Triangular):
         (a, b), y = ins, outs[0]
         if req[0] == 'null' or y is None:
             return
-        if not _blas_ready(a, b, y):
+        if not blas_ready(a, b, y):
             super().forward(p, is_train, req, ins, outs, aux)
             return
         assign(y, lambda out: _seqattn.trsm(a, b, out, p.rightside, p.lower, p.transpose,
@@ -251,7 +230,7 @@ class _linalg_trsm(_Triangular):
 
     def _solve_t(self, p, a, dy):
         """op(A)^-T dY (rightside: dY op(A)^-T): BLAS trsm with the transpose flipped."""
-        if _blas_ready(a, dy):
+        if blas_ready(a, dy):
             return _seqattn.trsm_np(a, dy, p.rightside, p.lower, not p.transpose, 1.0)
         m = self._m(p, a)
         if p.rightside:

@@ -1,4 +1,4 @@
-"""linalg gemm/gemm2/trsm on their BLAS paths (mxcy/operator/la_ops.py, mxcy/_seqattn.pyx):
+"""linalg gemm/gemm2 (forward and backward) and trsm on their BLAS paths (mxcy/operator/la_ops.py, mxcy/_seqattn.pyx):
 batched odd sizes in float32 and float64 against NumPy, every side/triangle/transpose with
 alpha, req='write' over NaN and req='add', and MXNet 1.9.1's BLAS behaviour (only the named
 triangle is read, a singular triangle gives inf, beta=0 ignores C); float16 stays on the
@@ -90,6 +90,9 @@ def test_gemm_and_gemm2_every_transpose(dtype, ta, tb):
     start = RNG.standard_normal(c.shape)
     got = run('_linalg_gemm', dict(p, beta=-0.5), [a, b, c], 'add', start)
     np.testing.assert_allclose(got, start + prod - 0.5 * c, rtol=tol, atol=tol)
+    if dtype == np.float64:     # gradients (BLAS GEMMs with alpha), 'write' and 'add'
+        check_op_backward('_linalg_gemm', dict(p, beta=-0.5), [a, b, c])
+        check_op_backward('_linalg_gemm2', p, [a, b])
 
 
 def test_gemm_beta_zero_ignores_c_and_writes_in_place():
