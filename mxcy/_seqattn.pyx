@@ -5,8 +5,8 @@
   beta · C_i over a batch i = (outer, inner) whose matrices start at
   base + outer · s_outer + inner · s_inner with any row stride: the heads of interleaved
   (L, B, H, parts, D) projections are read and written where they lie, with no split or
-  merge copies (MXNet's strided-batched calls). A strided zero fill may run first (the
-  gradient parts no product reaches, e.g. dv of selfatt_qk).
+  merge copies (MXNet's strided-batched calls). A strided zero fill may run too (the
+  gradient parts no product reaches, e.g. dv of selfatt_qk); all of it in one split.
 - `seq_op`: SequenceMask, SequenceLast (and its scatter backward) and SequenceReverse on the
   bytes of (T, B, step) or (B, T, step) data of any dtype; each sequence's length is read
   from the length array (float or int; floats truncate; clamped to [low, T]).
@@ -46,6 +46,12 @@ cdef dict _DT = {np.dtype(np.float32): DT_FLOAT32, np.dtype(np.float64): DT_FLOA
 SEQ_KINDS = {'mask': SEQ_MASK, 'last': SEQ_LAST, 'last_backward': SEQ_LAST_BWD,
              'reverse': SEQ_REVERSE}
 LENGTH_DTYPES = tuple(_DT)
+cdef dict _NAMES = {}       # op names the engine keeps as char* for the op's lifetime
+
+
+cdef bytes op_name(bytes name):
+    """`name` as a bytes object that lives as long as the module (interned here)."""
+    return _NAMES.setdefault(name, name)
 
 
 cdef inline int parts_for(int64_t work, int64_t split, int64_t most) noexcept nogil:
@@ -85,7 +91,6 @@ cdef struct AttArgs:
     int64_t z_rows
     int64_t z_cols
     int64_t z_ld
-    int cur                 # the product that run_parts is splitting
 
 
 cdef void gemm_range(GemmDesc* g, int dtype, int lo, int hi) noexcept nogil:
@@ -109,27 +114,38 @@ cdef void gemm_range(GemmDesc* g, int dtype, int lo, int hi) noexcept nogil:
 
 
 cdef void att_part(void* arg, int part, int nparts) noexcept nogil:
+    """Part `part` of `nparts` of the op: its share of the zero fill's rows, then of the
+    products of all its GEMMs taken as one range (one join per op, however many GEMMs)."""
     cdef AttArgs* s = <AttArgs*>arg
-    cdef GemmDesc* g = &s.g[s.cur]
-    gemm_range(g, s.dtype, <int>(<int64_t>g.count * part // nparts),
-               <int>(<int64_t>g.count * (part + 1) // nparts))
+    cdef int64_t r, size = 4 if s.dtype == DT_FLOAT32 else 8
+    cdef int64_t total = 0, base = 0, lo, hi
+    cdef int j
+    if s.z != NULL:
+        for r in range(s.z_rows * part // nparts, s.z_rows * (part + 1) // nparts):
+            memset(s.z + r * s.z_ld * size, 0, s.z_cols * size)
+    for j in range(s.ngemm):
+        total += s.g[j].count
+    lo, hi = total * part // nparts, total * (part + 1) // nparts
+    for j in range(s.ngemm):
+        if lo < base + s.g[j].count and hi > base:
+            gemm_range(&s.g[j], s.dtype, <int>(max(lo, base) - base),
+                       <int>(min(hi, base + s.g[j].count) - base))
+        base += s.g[j].count
 
 
 cdef void att_run(AttArgs* s, bint shared) noexcept nogil:
     """z := 0 (strided), then C_i := alpha · op(A_i) · op(B_i) + beta · C_i per product
-    (shared: each product's batch split with idle workers)."""
-    cdef int64_t r, size = 4 if s.dtype == DT_FLOAT32 else 8
-    cdef GemmDesc* g
-    if s.z != NULL:
-        for r in range(s.z_rows):
-            memset(s.z + r * s.z_ld * size, 0, s.z_cols * size)
-    for s.cur in range(s.ngemm):
-        g = &s.g[s.cur]
-        if shared:
-            run_parts(att_part, s, parts_for(<int64_t>g.count * g.m * g.n * g.k,
-                                             SPLIT_MACS, g.count))
-        else:
-            gemm_range(g, s.dtype, 0, g.count)
+    (shared: split with idle workers). The zero fill and the products write disjoint
+    elements, so the parts need no order."""
+    cdef int64_t macs = 0, count = 0
+    cdef int j
+    for j in range(s.ngemm):
+        macs += <int64_t>s.g[j].count * s.g[j].m * s.g[j].n * s.g[j].k
+        count += s.g[j].count
+    if shared:
+        run_parts(att_part, s, parts_for(macs, SPLIT_MACS, count))
+    else:
+        att_part(s, 0, 1)
 
 
 cdef int att_kernel(void* args, char* errmsg) noexcept nogil:
@@ -192,6 +208,7 @@ def att_gemm(reads, writes, gemms, zero=None, bytes name=b"att_gemm"):
     for i in range(len(writes)):
         wv[i] = nd_var(writes[i])
         flags |= nd_wflag(writes[i], i)
+    name = op_name(name)
     push_kernel(att_kernel, &s, sizeof(s), rv, len(reads), wv, len(writes), 0, name, flags)
 
 
@@ -342,6 +359,7 @@ def seq_op(str kind, x, y, lens, int axis, fill=None, int64_t low=0, bytes name=
         s.lens = nd_ptr(lens)
         rv[1] = nd_var(lens)
     wv[0] = nd_var(y)
+    name = op_name(name)
     push_kernel(seq_kernel, &s, sizeof(s), rv, 1 if lens is None else 2, wv, 1, 0, name,
                 nd_wflag(y, 0))
 
@@ -430,6 +448,7 @@ def trsm(a, b, y, bint rightside, bint lower, bint transpose, double alpha,
     s.a, s.b, s.y = nd_ptr(a), nd_ptr(b), nd_ptr(y)
     rv[0], rv[1] = nd_var(a), nd_var(b)
     wv[0] = nd_var(y)
+    name = op_name(name)
     push_kernel(trsm_kernel, &s, sizeof(s), rv, 2, wv, 1, 0, name, nd_wflag(y, 0))
 
 
