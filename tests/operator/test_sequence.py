@@ -183,6 +183,8 @@ def test_other_data_dtypes(dtype):
                                   ref_mask(x, LENS, 0, 3))
     np.testing.assert_array_equal(run('SequenceReverse', p, [x, LENS]), ref_reverse(x, LENS))
     np.testing.assert_array_equal(run('SequenceLast', p, [x, LENS]), ref_last(x, LENS, 0))
+    got = run('SequenceReverse', p, [x, LENS], 'add', np.ones(x.shape))      # req 'add'
+    np.testing.assert_array_equal(got, ref_reverse(x, LENS) + np.ones(1, dtype))
 
 
 @pytest.mark.parametrize('axis', [0, 1])
