@@ -129,17 +129,19 @@ class Call:
 
 
 def time_inner(fn, inner):
-    """Seconds per call of ``inner`` back-to-back calls."""
-    t = time.perf_counter()
+    """(wall, process CPU) seconds per call of ``inner`` back-to-back calls; the CPU time
+    counts every thread of the process (engine workers, OpenMP/BLAS threads, spinning
+    included), a steadier figure than the wall time on a loaded host."""
+    t, c = time.perf_counter(), time.process_time()
     for _ in range(inner):
         fn()
-    return (time.perf_counter() - t) / inner
+    return (time.perf_counter() - t) / inner, (time.process_time() - c) / inner
 
 
 def calibrate(fn):
     """Warm up; the number of calls that takes about TARGET_S."""
     fn()
-    one = time_inner(fn, 1)
+    one = time_inner(fn, 1)[0]
     return max(1, min(200, int(TARGET_S / max(one, 1e-7))))
 
 
@@ -186,7 +188,8 @@ class Worker:
                 if req['op'] == 'prep':
                     ans = {'inner': self.prep(req['key'], req['mode'])}
                 else:
-                    ans = {'s': self.run(req['key'], req['mode'], req['inner'])}
+                    wall, cpu = self.run(req['key'], req['mode'], req['inner'])
+                    ans = {'s': wall, 'cpu': cpu}
             except Exception as err:  # noqa: BLE001 -- reported as the figure's note
                 ans = {'error': error_note(err)}
             out.write(json.dumps(ans) + '\n')
@@ -202,10 +205,12 @@ def error_note(err):
     return f'{type(err).__name__}: {text}'[:200]
 
 
-def figure_line(key, mode, lib, ms, floor_ms=None, note=None):
+def figure_line(key, mode, lib, ms, floor_ms=None, note=None, cpu_ms=None):
     extra = {'small': True} if key not in SIZED else {}
     if note:
         extra['note'] = note
+    if cpu_ms is not None:
+        extra['cpu_ms'] = round(cpu_ms, 4)
     emit(BENCH, f'{key}:{mode}', lib, None if ms is None else round(ms, 4), 'ms',
          None if floor_ms is None else round(floor_ms, 4), **extra)
 
@@ -221,11 +226,14 @@ def run_alone(lib, keys, reps):
                 inner = {v: w.prep(key, v) for v in variants}
                 for _ in range(reps):
                     for v in variants:
-                        best[v] = min(best.get(v, 1e9), w.run(key, v, inner[v]))
+                        wall, cpu = w.run(key, v, inner[v])
+                        best[v] = min(best.get(v, 1e9), wall)
+                        best[v + ':cpu'] = min(best.get(v + ':cpu', 1e9), cpu)
             except Exception as err:  # noqa: BLE001
                 note = error_note(err)
             figure_line(key, mode, lib, best[mode] * 1e3 if mode in best else None,
-                        best['np'] * 1e3 if 'np' in best else None, note)
+                        best['np'] * 1e3 if 'np' in best else None, note,
+                        best[mode + ':cpu'] * 1e3 if mode + ':cpu' in best else None)
 
 
 # ------------------------------------------------------------------ both libraries (driver)
@@ -257,10 +265,10 @@ def run_both(keys, reps, mxnet_python, out):
     try:
         for key in keys:
             for mode in modes(key):
-                for lib, ms, floor, note in measure_both(libs, key, mode, reps):
+                for lib, ms, floor, note, cpu in measure_both(libs, key, mode, reps):
                     buf = io.StringIO()
                     with contextlib.redirect_stdout(buf):
-                        figure_line(key, mode, lib, ms, floor, note)
+                        figure_line(key, mode, lib, ms, floor, note, cpu)
                     sys.stdout.write(buf.getvalue())
                     sys.stdout.flush()
                     if sink:
@@ -274,8 +282,9 @@ def run_both(keys, reps, mxnet_python, out):
 
 
 def measure_both(libs, key, mode, reps):
-    """[(lib, ms, floor_ms, note)]: the two libraries alternate round by round; the
-    mxcy worker also times the NumPy floor (its own venv's NumPy) in the same rounds."""
+    """[(lib, ms, floor_ms, note, cpu_ms)]: the two libraries alternate round by round;
+    the mxcy worker also times the NumPy floor (its own venv's NumPy) in the same rounds.
+    ms and cpu_ms are each the best round's."""
     floor = mode == 'fwd' and key in FLOORS
     inner, notes = {}, {}
     for r in libs:
@@ -295,11 +304,14 @@ def measure_both(libs, key, mode, reps):
             if r.lib in inner:
                 ans = r.ask(op='run', key=key, mode=mode, inner=n)
                 best[r.lib] = min(best.get(r.lib, 1e9), ans.get('s', 1e9))
+                cpu = r.lib + ':cpu'
+                best[cpu] = min(best.get(cpu, 1e9), ans.get('cpu', 1e9))
         if floor:
             ans = libs[0].ask(op='run', key=key, mode='np', inner=floor)
             best['np'] = min(best.get('np', 1e9), ans.get('s', 1e9))
     fl = best['np'] * 1e3 if 'np' in best else None
-    return [(r.lib, best[r.lib] * 1e3 if r.lib in best else None, fl, notes.get(r.lib))
+    return [(r.lib, best[r.lib] * 1e3 if r.lib in best else None, fl, notes.get(r.lib),
+             best[r.lib + ':cpu'] * 1e3 if best.get(r.lib + ':cpu', 1e9) < 1e9 else None)
             for r in libs]
 
 
@@ -335,14 +347,15 @@ def compare(paths, limit=1.5):
               + (f" {cy.get('note') or mn.get('note')}" if cy.get('note') or mn.get('note')
                  else ''))
         if ratio is not None and ratio > limit:
-            slow.append((ratio, fig, a, b))
+            slow.append((ratio, fig, a, b, cy.get('cpu_ms'), mn.get('cpu_ms')))
     ratios = [r[4] for r in rows if r[4]]
     if ratios:
         print(f"\n{len(ratios)} figures with both libraries; geometric mean mxcy ÷ MXNet "
               f"{np.exp(np.mean(np.log(ratios))):.3f}; median {np.median(ratios):.3f}")
     print(f"slower than MXNet by more than {limit}x: {len(slow)}")
-    for ratio, fig, a, b in sorted(slow, reverse=True):
-        print(f"  {fig}: {a:.4f} ms vs {b:.4f} ms = {ratio:.2f}x")
+    for ratio, fig, a, b, ca, cb in sorted(slow, reverse=True):
+        cpu = f" (CPU {ca:.4f} vs {cb:.4f} ms = {ca / cb:.2f}x)" if ca and cb else ''
+        print(f"  {fig}: {a:.4f} ms vs {b:.4f} ms = {ratio:.2f}x{cpu}")
     return slow
 
 

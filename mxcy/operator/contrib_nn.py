@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from mxcy.operator import _att_gemm as ag
 from mxcy.operator._numpy_op import NumpyOp, bmm
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -60,8 +61,18 @@ def _merge(out, n, b, h):
 
 
 class _Att(NumpyOp):
+    """float32/float64: strided batched GEMMs over the heads where they lie
+    (`_att_gemm`); other dtypes and empty shapes: the NumPy `compute`/`grad` below."""
     params = ParamSchema(Param('heads', 'int'))
     backward_needs = ('out_grads', 'inputs')
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if not self.push_forward(p, req[0], ins, outs[0]):
+            super().forward(p, is_train, req, ins, outs, aux)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if not self.push_backward(p, req, out_grads[0], ins, in_grads):
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
 
     def _check(self, name, s, parts, p):
         if len(s) != 3 or s[2] % (parts * p.heads):
@@ -82,6 +93,15 @@ class interleaved_matmul_selfatt_qk(_Att):
             return [None], [None], []
         self._check('queries_keys_values', s, 3, p)
         return [tuple(s)], [(s[1] * p.heads, s[0], s[0])], []
+
+    def push_forward(self, p, req, ins, y):
+        x = ins[0]
+        return ag.qk_forward(self.name, (x, 3, 0), (x, 3, 1), y, req, p.heads)
+
+    def push_backward(self, p, req, dy, ins, in_grads):
+        x, dx = ins[0], in_grads[0]
+        return ag.qk_backward(self.name + '_backward', dy, (x, 3, 0), (x, 3, 1), dx, dx, req,
+                              p.heads)
 
     def compute(self, p, x):
         q, k, _ = _heads(x, p.heads, 3)
@@ -112,6 +132,13 @@ class interleaved_matmul_selfatt_valatt(_Att):
             raise self.shape_error('attention', want, tuple(a))
         return [tuple(s), want], [(s[0], s[1], s[2] // 3)], []
 
+    def push_forward(self, p, req, ins, y):
+        return ag.valatt_forward(self.name, ins[0], 3, ins[1], y, req, p.heads)
+
+    def push_backward(self, p, req, dy, ins, in_grads):
+        return ag.valatt_backward(self.name + '_backward', dy, ins[0], 3, ins[1], *in_grads,
+                                  req, p.heads)
+
     def compute(self, p, x, att):
         _, _, v = _heads(x, p.heads, 3)
         return _merge(bmm(att, v), x.shape[0], x.shape[1], p.heads)
@@ -140,6 +167,13 @@ class interleaved_matmul_encdec_qk(_Att):
         if kv[2] != 2 * q[2] or kv[1] != q[1]:
             raise self.shape_error('keys_values', f'(Lk, {q[1]}, {2 * q[2]})', tuple(kv))
         return [tuple(q), tuple(kv)], [(q[1] * p.heads, q[0], kv[0])], []
+
+    def push_forward(self, p, req, ins, y):
+        return ag.qk_forward(self.name, (ins[0], 1, 0), (ins[1], 2, 0), y, req, p.heads)
+
+    def push_backward(self, p, req, dy, ins, in_grads):
+        return ag.qk_backward(self.name + '_backward', dy, (ins[0], 1, 0), (ins[1], 2, 0),
+                              *in_grads, req, p.heads)
 
     def compute(self, p, queries, kv):
         q = _heads(queries, p.heads, 1)[0]
@@ -170,6 +204,13 @@ class interleaved_matmul_encdec_valatt(_Att):
         if len(a) != 3 or a[0] != kv[1] * p.heads or a[2] != kv[0]:
             raise self.shape_error('attention', f'({kv[1] * p.heads}, Lq, {kv[0]})', tuple(a))
         return [tuple(kv), tuple(a)], [(a[1], kv[1], kv[2] // 2)], []
+
+    def push_forward(self, p, req, ins, y):
+        return ag.valatt_forward(self.name, ins[0], 2, ins[1], y, req, p.heads)
+
+    def push_backward(self, p, req, dy, ins, in_grads):
+        return ag.valatt_backward(self.name + '_backward', dy, ins[0], 2, ins[1], *in_grads,
+                                  req, p.heads)
 
     def compute(self, p, kv, att):
         _, v = _heads(kv, p.heads, 2)

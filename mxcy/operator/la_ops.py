@@ -14,9 +14,16 @@ Gradients (T() swaps the last two axes, Y the output, dY its head gradient):
 * inverse: dA = -T(Y) dY T(Y); det: dA = dY det A^-T; slogdet: dA = dlogabs A^-T;
   sumlogdiag: diag(dY / diag(A)); diagonal/triangle extract and make: the index maps.
 gelqf and syevd have no gradient here (their backward is not written yet).
+
+float32/float64 gemm and gemm2 push batched BLAS GEMMs forward and backward (`_la_blas`),
+trsm's forward pushes `_seqattn.trsm` and its backward solves with BLAS trsm; float16 and
+empty shapes take the NumPy path (the explicit fallback).
 """
 import numpy as np
 
+from mxcy import _seqattn
+from mxcy.operator._compute import assign
+from mxcy.operator._la_blas import blas_ready, push_grads, push_product, push_scaled
 from mxcy.operator._numpy_op import NumpyOp, bmm
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -93,9 +100,19 @@ class _linalg_gemm(_Product):
             raise self.shape_error('C', out, c)
         return [out]
 
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if not push_product(p, req[0], ins[0], ins[1], outs[0], ins[2], p.beta):
+            super().forward(p, is_train, req, ins, outs, aux)
+
     def compute(self, p, a, b, c):
         oa, ob = self._ops(p, a, b)
         return p.alpha * bmm(oa, ob) + p.beta * c
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if push_grads(p, req, out_grads[0], ins[0], ins[1], *in_grads[:2]):
+            push_scaled(in_grads[2], out_grads[0], p.beta, req[2])     # dC = beta dY
+        else:
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
 
     def grad(self, p, dys, xs, ys):
         return self._grads(p, dys[0], xs[0], xs[1]) + (p.beta * dys[0],)
@@ -112,9 +129,17 @@ class _linalg_gemm2(_Product):
     def out_shapes(self, p, a, b):
         return [self._shape(p, a, b)]
 
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if not push_product(p, req[0], ins[0], ins[1], outs[0]):
+            super().forward(p, is_train, req, ins, outs, aux)
+
     def compute(self, p, a, b):
         oa, ob = self._ops(p, a, b)
         return p.alpha * bmm(oa, ob)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if not push_grads(p, req, out_grads[0], ins[0], ins[1], *in_grads):
+            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
 
     def grad(self, p, dys, xs, ys):
         return self._grads(p, dys[0], xs[0], xs[1])
@@ -187,20 +212,36 @@ class _linalg_trsm(_Triangular):
     name = '_linalg_trsm'
     aliases = ('linalg_trsm',)
 
+    def forward(self, p, is_train, req, ins, outs, aux):
+        (a, b), y = ins, outs[0]
+        if req[0] == 'null' or y is None:
+            return
+        if not blas_ready(a, b, y):
+            super().forward(p, is_train, req, ins, outs, aux)
+            return
+        assign(y, lambda out: _seqattn.trsm(a, b, out, p.rightside, p.lower, p.transpose,
+                                            p.alpha, b'_linalg_trsm'), req[0])
+
     def compute(self, p, a, b):
         m = self._m(p, a)
         if p.rightside:
             return p.alpha * T(np.linalg.solve(T(m), T(b)))
         return p.alpha * np.linalg.solve(m, b)
 
-    def grad(self, p, dys, xs, ys):
-        dy, a, y = dys[0], xs[0], ys[0]
+    def _solve_t(self, p, a, dy):
+        """op(A)^-T dY (rightside: dY op(A)^-T): BLAS trsm with the transpose flipped."""
+        if blas_ready(a, dy):
+            return _seqattn.trsm_np(a, dy, p.rightside, p.lower, not p.transpose, 1.0)
         m = self._m(p, a)
         if p.rightside:
-            db = p.alpha * T(np.linalg.solve(m, T(dy)))
-            return self._mask(p, -T(y) @ T(np.linalg.solve(m, T(dy)))), db
-        g = np.linalg.solve(T(m), dy)
-        return self._mask(p, -g @ T(y)), p.alpha * g
+            return T(np.linalg.solve(m, T(dy)))
+        return np.linalg.solve(T(m), dy)
+
+    def grad(self, p, dys, xs, ys):
+        dy, a, y = dys[0], xs[0], ys[0]
+        g = self._solve_t(p, a, dy)
+        dm = -bmm(T(y), g) if p.rightside else -bmm(g, T(y))
+        return self._mask(p, dm), p.alpha * g
 
 
 class _Square(_LA):

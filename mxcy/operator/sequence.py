@@ -5,23 +5,31 @@ data is (max_len, batch, ...) for ``axis=0`` or (batch, max_len, ...) for ``axis
 `sequence_length` of shape (batch,) (any dtype; floats truncate) gives each sequence's
 length; without it every sequence has length max_len. Lengths are clamped to
 [0, max_len] (SequenceLast: [1, max_len], so an empty sequence yields its first step).
-`sequence_length` gets a zero gradient.
+`sequence_length` gets a zero gradient (a NaN length counts as the lowest).
+
+Each op is one engine op of `mxcy._seqattn.seq_op` (row copies over the data's bytes, so
+every dtype); req='add' writes a temporary and adds it. Lengths of a dtype the kernel does
+not read (float16, bool) are cast to float32 first.
 """
 import numpy as np
 
+from mxcy import _seqattn
+from mxcy.operator._compute import assign
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
-from mxcy.operator.tensor import push_scatter, push_value, zero_grads
+from mxcy.operator.tensor import zero_grads
 
 
-def _grids(shape, axis, lens, low):
-    """(time index, lengths) broadcastable to `shape` (NumPy, inside an op)."""
-    n, batch_axis = shape[axis], 1 - axis
-    t = np.arange(n).reshape((n,) + (1,) * (len(shape) - axis - 1))
-    if lens is None:
-        return t, np.full((1,) * len(shape), n)
-    lens = np.clip(np.trunc(lens.reshape(-1)).astype(np.int64), low, n)
-    return t, lens.reshape((shape[batch_axis],) + (1,) * (len(shape) - batch_axis - 1))
+def push_seq(kind, x, y, lens, axis, req, name, fill=None, low=0):
+    """y (req) the sequence op `kind` of x (see _seqattn.seq_op)."""
+    if req == 'null' or y is None:
+        return
+    if lens is not None and np.dtype(lens.dtype) not in _seqattn.LENGTH_DTYPES:
+        lens = lens.astype(np.float32)
+
+    def value(out):
+        _seqattn.seq_op(kind, x, out, lens, axis, fill, low, name.encode())
+    assign(y, value, req)
 
 
 class _SequenceOp(OpSpec):
@@ -55,7 +63,7 @@ class _SequenceOp(OpSpec):
         return list(in_types), [in_types[0]], []
 
     def _lens(self, ins):
-        return list(ins[1:2])
+        return ins[1] if len(ins) > 1 else None
 
     def _finish(self, req, in_grads):
         zero_grads(req, in_grads, which=(1,))
@@ -70,41 +78,14 @@ class SequenceMask(_SequenceOp):
                          Param('value', 'float', 0.0), Param('axis', 'int', 0))
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        ax, value = p.axis, p.value
-
-        def fn(x, *lens):
-            return _fill_tails(x, ax, lens[0] if lens else None, value)
-        push_value(fn, ins, outs[0], req[0], 'SequenceMask')
+        fill = np.array(p.value).astype(outs[0].dtype).tobytes()
+        push_seq('mask', ins[0], outs[0], self._lens(ins), p.axis, req[0], 'SequenceMask',
+                 fill)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        ax = p.axis
-
-        def fn(dy, *lens):
-            return _fill_tails(dy, ax, lens[0] if lens else None, 0)
-        push_value(fn, [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
-                   'SequenceMask_backward')
+        push_seq('mask', out_grads[0], in_grads[0], self._lens(ins), p.axis, req[0],
+                 'SequenceMask_backward')
         self._finish(req, in_grads)
-
-
-def _fill_tails(x, ax, lens, value):
-    """A copy of x with the steps at or past each sequence's length set to value: one
-    slice assignment per sequence (np.where over the whole array costs ~10 copies)."""
-    out = np.array(x, copy=True)
-    if lens is None:
-        return out
-    _, n = _grids(x.shape, ax, lens, 0)
-    fill = np.array(value).astype(x.dtype)
-    for b, length in enumerate(n.reshape(-1).tolist()):
-        where = [slice(None)] * x.ndim
-        where[ax], where[1 - ax] = slice(length, None), b
-        out[tuple(where)] = fill
-    return out
-
-
-def _last_index(shape, ax, lens):
-    """Index (for take_along_axis on `ax`) of each sequence's last step."""
-    _, n = _grids(shape, ax, lens, 1)
-    return np.broadcast_to(n - 1, shape[:ax] + (1,) + shape[ax + 1:])
 
 
 @register_op
@@ -114,34 +95,18 @@ class SequenceLast(_SequenceOp):
     params = ParamSchema(Param('use_sequence_length', 'bool', False), Param('axis', 'int', 0))
 
     def _out_shape(self, p, s):
+        if s[p.axis] == 0:
+            raise self.shape_error('data', f'at least one step on axis {p.axis}', s)
         return s[:p.axis] + s[p.axis + 1:]
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        ax, shape = p.axis, outs[0].shape
-
-        def fn(x, *lens):
-            idx = _last_index(x.shape, ax, lens[0] if lens else None)
-            return np.take_along_axis(x, idx, axis=ax).reshape(shape)
-        push_value(fn, ins, outs[0], req[0], 'SequenceLast')
+        push_seq('last', ins[0], outs[0], self._lens(ins), p.axis, req[0], 'SequenceLast',
+                 low=1)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        ax = p.axis
-
-        def scatter(dy, *rest):
-            *lens, acc = rest
-            idx = _last_index(acc.shape, ax, lens[0] if lens else None)
-            vals = np.take_along_axis(acc, idx, axis=ax) + np.expand_dims(dy, ax)
-            np.put_along_axis(acc, idx, vals, axis=ax)
-        push_scatter(scatter, [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
-                     'SequenceLast_backward')
+        push_seq('last_backward', out_grads[0], in_grads[0], self._lens(ins), p.axis, req[0],
+                 'SequenceLast_backward', low=1)
         self._finish(req, in_grads)
-
-
-def _reversed(x, lens):
-    """x with the first len[b] steps of each sequence reversed (axis 0), the rest kept."""
-    t, n = _grids(x.shape, 0, lens, 0)
-    src = np.where(t < n, n - 1 - t, t)
-    return np.take_along_axis(x, np.broadcast_to(src, x.shape), axis=0)
 
 
 @register_op
@@ -153,11 +118,9 @@ class SequenceReverse(_SequenceOp):
     axes = (0,)
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        push_value(lambda x, *lens: _reversed(x, lens[0] if lens else None), ins, outs[0],
-                   req[0], 'SequenceReverse')
+        push_seq('reverse', ins[0], outs[0], self._lens(ins), 0, req[0], 'SequenceReverse')
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        push_value(lambda dy, *lens: _reversed(dy, lens[0] if lens else None),
-                   [out_grads[0]] + self._lens(ins), in_grads[0], req[0],
-                   'SequenceReverse_backward')
+        push_seq('reverse', out_grads[0], in_grads[0], self._lens(ins), 0, req[0],
+                 'SequenceReverse_backward')
         self._finish(req, in_grads)

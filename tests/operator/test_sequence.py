@@ -119,3 +119,105 @@ def test_inference():
 def test_errors(op, params, shapes, match):
     with pytest.raises(ValueError, match=match):
         infer(op, params, *shapes)
+
+
+def run(op, params, inputs, req='write', start=None, backward=False):
+    """Forward of one op on NDArrays, or (backward=True) a random head gradient and the
+    data gradient; the array written holds `start` first."""
+    spec = get_op(op)
+    p = spec.params.parse(op, params)
+    ins = [array(x, dtype=x.dtype) for x in inputs]
+    _, shapes, _ = spec.infer_shape(p, [x.shape for x in inputs])
+    dt = inputs[0].dtype
+    if not backward:
+        first = np.zeros(shapes[0]) if start is None else start
+        out = array(first.astype(dt), dtype=dt)
+        spec.forward(p, False, [req], ins, [out], [])
+        return out.asnumpy()
+    dy = RNG2.standard_normal(shapes[0]).astype(dt)
+    grads = [array((np.zeros(x.shape) if start is None else start).astype(x.dtype),
+                   dtype=x.dtype) for x in inputs]
+    spec.backward(p, [req, 'write'][:len(inputs)], [array(dy, dtype=dt)], ins, [None],
+                  grads, [])
+    return dy, grads[0].asnumpy()
+
+
+# lengths 0 and full, an odd size, int and float16 length dtypes, a NaN length (-> 0),
+# big enough (2 MB) to be split between workers
+RNG2 = np.random.default_rng(10)
+BIG = RNG2.standard_normal((33, 67, 129)).astype(np.float32)
+BIG_LENS = RNG2.integers(0, 34, 67).astype(np.float32)
+BIG_LENS[:3] = [0, 33, 40]
+
+
+@pytest.mark.parametrize('axis', [0, 1])
+@pytest.mark.parametrize('lens_dtype', [np.float32, np.float64, np.int32, np.int64,
+                                        np.uint8, np.float16])
+def test_big_batches_every_length_dtype(axis, lens_dtype):
+    x = BIG if axis == 0 else np.ascontiguousarray(np.swapaxes(BIG, 0, 1))
+    lens = BIG_LENS.astype(lens_dtype)
+    clamped = np.clip(BIG_LENS, 0, 33)
+    p = {'use_sequence_length': True, 'axis': axis}
+    np.testing.assert_array_equal(run('SequenceMask', dict(p, value=-2.5), [x, lens]),
+                                  ref_mask(x, clamped, axis, -2.5))
+    np.testing.assert_array_equal(run('SequenceLast', p, [x, lens]),
+                                  ref_last(x, np.maximum(clamped, 1), axis))
+    if axis == 0:
+        np.testing.assert_array_equal(run('SequenceReverse', p, [x, lens]),
+                                      ref_reverse(x, clamped))
+
+
+def test_nan_and_negative_lengths_count_as_the_lowest():
+    lens = np.array([np.nan, -3.0, 2.9])
+    np.testing.assert_array_equal(run('SequenceMask', {'use_sequence_length': True},
+                                      [X, lens]), ref_mask(X, np.array([0, 0, 2]), 0, 0))
+    np.testing.assert_array_equal(run('SequenceLast', {'use_sequence_length': True},
+                                      [X, lens]), ref_last(X, np.array([1, 1, 2]), 0))
+
+
+@pytest.mark.parametrize('dtype', [np.float16, np.int32, np.uint8])
+def test_other_data_dtypes(dtype):
+    x = (X * 10).astype(dtype)
+    p = {'use_sequence_length': True}
+    np.testing.assert_array_equal(run('SequenceMask', dict(p, value=3), [x, LENS]),
+                                  ref_mask(x, LENS, 0, 3))
+    np.testing.assert_array_equal(run('SequenceReverse', p, [x, LENS]), ref_reverse(x, LENS))
+    np.testing.assert_array_equal(run('SequenceLast', p, [x, LENS]), ref_last(x, LENS, 0))
+    got = run('SequenceReverse', p, [x, LENS], 'add', np.ones(x.shape))      # req 'add'
+    np.testing.assert_array_equal(got, ref_reverse(x, LENS) + np.ones(1, dtype))
+
+
+@pytest.mark.parametrize('axis', [0, 1])
+@pytest.mark.parametrize('req', ['write', 'add'])
+def test_gradients_write_and_add(axis, req):
+    x = X if axis == 0 else XT
+    lens = np.array([0.0, 4.0, 3.0])
+    start = RNG2.standard_normal(x.shape) if req == 'add' else np.full(x.shape, np.nan)
+    base = start if req == 'add' else 0
+    p = {'use_sequence_length': True, 'axis': axis}
+    dy, g = run('SequenceMask', p, [x, lens], req, start, backward=True)
+    np.testing.assert_allclose(g, base + ref_mask(dy, lens, axis, 0))
+    dy, g = run('SequenceLast', p, [x, lens], req, start, backward=True)
+    want = np.zeros_like(x)
+    for b, n in enumerate(np.maximum(lens, 1).astype(int)):
+        want[(n - 1, b) if axis == 0 else (b, n - 1)] = dy[b]
+    np.testing.assert_allclose(g, base + want)
+    if axis == 0:
+        dy, g = run('SequenceReverse', p, [x, lens], req, start, backward=True)
+        np.testing.assert_allclose(g, base + ref_reverse(dy, lens))
+
+
+def test_mask_in_place_and_plain_ops():
+    x = array(X)                        # float32
+    spec = get_op('SequenceMask')
+    p = spec.params.parse('SequenceMask', {'use_sequence_length': True, 'value': 9.0})
+    spec.forward(p, False, ['inplace'], [x, array(LENS)], [x], [])
+    np.testing.assert_array_equal(x.asnumpy(), ref_mask(X.astype(np.float32), LENS, 0, 9.0))
+    np.testing.assert_array_equal(run('SequenceReverse', {}, [BIG]), BIG[::-1])
+    np.testing.assert_array_equal(run('SequenceLast', {'axis': 1}, [BIG]), BIG[:, -1])
+
+
+def test_last_needs_a_step():
+    with pytest.raises(ValueError, match=r"SequenceLast: .*'data': expected at least one "
+                                         r"step on axis 0"):
+        infer('SequenceLast', {}, (0, 3, 2))
