@@ -1,0 +1,284 @@
+# cython: boundscheck=False, wraparound=False
+"""Sampling kernels: bilinear grid sampling (BilinearSampler, SpatialTransformer), the CTC
+forward-backward recursions, plain and deformable im2col/col2im.
+
+Each function takes C-contiguous NumPy arrays of one float dtype (float32 or float64;
+the operators cast float16 through float32), already checked by the operator, and runs
+its loops without the GIL. References: the NumPy formulas these kernels replaced, kept in
+tests/operator (test_spatial_ops.py, test_ctc.py, test_deformable_ops.py).
+"""
+from libc.math cimport exp, floor, log1p, INFINITY, isfinite
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport int64_t
+from libc.string cimport memset
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline bint _inside(Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    return 0 <= i < n
+
+
+# ---------------------------------------------------------------- bilinear sampling
+cdef void _bilinear_corners(const real* gx, const real* gy, Py_ssize_t npix, Py_ssize_t h,
+                            Py_ssize_t w, Py_ssize_t* x0, Py_ssize_t* y0, real* wx,
+                            real* wy) noexcept nogil:
+    """x0, y0 := the top-left pixel of each normalised grid point; wx, wy := its weights
+    1 - (x - x0), 1 - (y - y0), x = (gx + 1)(W - 1)/2, y likewise."""
+    cdef Py_ssize_t p
+    cdef real xr, yr
+    for p in range(npix):
+        xr = (gx[p] + 1) * (w - 1) / 2
+        yr = (gy[p] + 1) * (h - 1) / 2
+        x0[p] = <Py_ssize_t>floor(xr)
+        y0[p] = <Py_ssize_t>floor(yr)
+        wx[p] = 1 - (xr - x0[p])
+        wy[p] = 1 - (yr - y0[p])
+
+
+def bilinear_forward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
+                     real[:, :, :, ::1] out):
+    """out[n, c, i, j] := data[n, c] sampled bilinearly at grid[n, :, i, j] (zeros outside)."""
+    cdef Py_ssize_t n = data.shape[0], ch = data.shape[1], h = data.shape[2]
+    cdef Py_ssize_t w = data.shape[3], npix = grid.shape[2] * grid.shape[3]
+    cdef Py_ssize_t b, c, p, x, y
+    cdef real v00, v01, v10, v11, a, e
+    cdef const real* plane
+    cdef real* o
+    cdef Py_ssize_t* x0 = <Py_ssize_t*>malloc(2 * npix * sizeof(Py_ssize_t) + 1)
+    cdef Py_ssize_t* y0 = x0 + npix
+    cdef real* wx = <real*>malloc(2 * npix * sizeof(real) + 1)
+    cdef real* wy = wx + npix
+    if x0 == NULL or wx == NULL:
+        free(x0)
+        free(wx)
+        raise MemoryError('BilinearSampler: no memory for the sampling weights')
+    with nogil:
+        for b in range(n):
+            _bilinear_corners(&grid[b, 0, 0, 0], &grid[b, 1, 0, 0], npix, h, w, x0, y0, wx, wy)
+            for c in range(ch):
+                plane = &data[b, c, 0, 0]
+                o = &out[b, c, 0, 0]
+                for p in range(npix):
+                    x, y = x0[p], y0[p]
+                    v00 = plane[y * w + x] if _inside(x, w) and _inside(y, h) else 0
+                    v01 = plane[y * w + x + 1] if _inside(x + 1, w) and _inside(y, h) else 0
+                    v10 = plane[y * w + w + x] if _inside(x, w) and _inside(y + 1, h) else 0
+                    v11 = plane[y * w + w + x + 1] \
+                        if _inside(x + 1, w) and _inside(y + 1, h) else 0
+                    a, e = wy[p], wx[p]
+                    o[p] = (v00 * a * e + v01 * a * (1 - e) + v10 * (1 - a) * e +
+                            v11 * (1 - a) * (1 - e))
+    free(x0)
+    free(wx)
+
+
+def bilinear_backward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
+                      real[:, :, :, ::1] dy, real[:, :, :, ::1] gdata,
+                      real[:, :, :, ::1] ggrid, bint add_data, bint add_grid):
+    """gdata (+)= the scatter of dy through the bilinear weights; ggrid (+)= d out/d grid
+    · dy summed over channels. Either output may be None (not wanted)."""
+    cdef Py_ssize_t n = data.shape[0], ch = data.shape[1], h = data.shape[2]
+    cdef Py_ssize_t w = data.shape[3], npix = grid.shape[2] * grid.shape[3]
+    cdef Py_ssize_t b, c, p, x, y
+    cdef bint want_data = gdata is not None, want_grid = ggrid is not None
+    cdef bint in00, in01, in10, in11
+    cdef real v00, v01, v10, v11, a, e, g, cross
+    cdef real sx, sy
+    cdef const real* plane
+    cdef const real* gp
+    cdef real* dplane = NULL
+    cdef Py_ssize_t* x0 = <Py_ssize_t*>malloc(2 * npix * sizeof(Py_ssize_t) + 1)
+    cdef Py_ssize_t* y0 = x0 + npix
+    cdef real* wx = <real*>malloc(4 * npix * sizeof(real) + 1)
+    cdef real* wy = wx + npix
+    cdef real* accx = wy + npix
+    cdef real* accy = accx + npix
+    if x0 == NULL or wx == NULL:
+        free(x0)
+        free(wx)
+        raise MemoryError('BilinearSampler: no memory for the sampling weights')
+    with nogil:
+        if want_data and not add_data:
+            memset(&gdata[0, 0, 0, 0], 0, n * ch * h * w * sizeof(real))
+        sx = <real>(w - 1) / 2
+        sy = <real>(h - 1) / 2
+        for b in range(n):
+            _bilinear_corners(&grid[b, 0, 0, 0], &grid[b, 1, 0, 0], npix, h, w, x0, y0, wx, wy)
+            memset(accx, 0, 2 * npix * sizeof(real))
+            for c in range(ch):
+                plane = &data[b, c, 0, 0]
+                gp = &dy[b, c, 0, 0]
+                if want_data:
+                    dplane = &gdata[b, c, 0, 0]
+                for p in range(npix):
+                    x, y = x0[p], y0[p]
+                    g = gp[p]
+                    a, e = wy[p], wx[p]
+                    in00 = _inside(x, w) and _inside(y, h)
+                    in01 = _inside(x + 1, w) and _inside(y, h)
+                    in10 = _inside(x, w) and _inside(y + 1, h)
+                    in11 = _inside(x + 1, w) and _inside(y + 1, h)
+                    v00 = plane[y * w + x] if in00 else 0
+                    v01 = plane[y * w + x + 1] if in01 else 0
+                    v10 = plane[y * w + w + x] if in10 else 0
+                    v11 = plane[y * w + w + x + 1] if in11 else 0
+                    if want_data:
+                        if in00:
+                            dplane[y * w + x] += g * a * e
+                        if in01:
+                            dplane[y * w + x + 1] += g * a * (1 - e)
+                        if in10:
+                            dplane[y * w + w + x] += g * (1 - a) * e
+                        if in11:
+                            dplane[y * w + w + x + 1] += g * (1 - a) * (1 - e)
+                    cross = v00 - v01 - v10 + v11
+                    accy[p] -= g * (v01 - v11 + cross * e)
+                    accx[p] -= g * (v10 - v11 + cross * a)
+            if want_grid:
+                for p in range(npix):
+                    if add_grid:
+                        (&ggrid[b, 0, 0, 0])[p] += accx[p] * sx
+                        (&ggrid[b, 1, 0, 0])[p] += accy[p] * sy
+                    else:
+                        (&ggrid[b, 0, 0, 0])[p] = accx[p] * sx
+                        (&ggrid[b, 1, 0, 0])[p] = accy[p] * sy
+    free(x0)
+    free(wx)
+
+
+# ---------------------------------------------------------------- CTC
+cdef inline double _lae(double a, double b) noexcept nogil:
+    """log(exp(a) + exp(b)), exact at -inf."""
+    if a == -INFINITY:
+        return b
+    if b == -INFINITY:
+        return a
+    if a > b:
+        return a + log1p(exp(b - a))
+    return b + log1p(exp(a - b))
+
+
+cdef inline bint _skip(const int64_t* ext, Py_ssize_t s) noexcept nogil:
+    """State s may be entered from s - 2: a symbol differing from the one before it."""
+    return s >= 2 and ext[s] != ext[0] and ext[s] != ext[s - 2]
+
+
+def ctc(double[:, :, ::1] logp, int64_t[::1] frames, int64_t[:, ::1] ext, int64_t[::1] sizes,
+        double[::1] losses, double[:, :, ::1] grad, double[::1] head):
+    """losses[b] := -log p(label b | frames of b) (0 when no alignment exists); when grad
+    is not None, grad[t, b, :] := head[b] · (softmax - class posteriors) for t < frames[b]
+    and a feasible label, else 0. logp (T, N, C) are log-softmax values; ext (N, S) the
+    labels with blanks around and between their symbols; sizes[b] its used width."""
+    cdef Py_ssize_t steps = logp.shape[0], n = logp.shape[1], classes = logp.shape[2]
+    cdef Py_ssize_t width = ext.shape[1], b, t, s, f, size, k
+    cdef bint want_grad = grad is not None
+    cdef double loglik, a, post
+    cdef const int64_t* lab
+    cdef double* alpha = <double*>malloc((2 * steps * width + classes + 1) * sizeof(double))
+    cdef double* beta = alpha + steps * width
+    cdef double* occ = beta + steps * width
+    if alpha == NULL:
+        raise MemoryError('CTCLoss: no memory for the alpha/beta tables')
+    with nogil:
+        if want_grad:
+            memset(&grad[0, 0, 0], 0, steps * n * classes * sizeof(double))
+        for b in range(n):
+            f, size, lab = frames[b], sizes[b], &ext[b, 0]
+            if f == 0:
+                losses[b] = 0.0      # an empty label over no frames has probability 1
+                continue
+            for s in range(size):
+                alpha[s] = logp[0, b, lab[s]] if s < 2 else -INFINITY
+            for t in range(1, f):
+                for s in range(size):
+                    a = alpha[(t - 1) * width + s]
+                    if s >= 1:
+                        a = _lae(a, alpha[(t - 1) * width + s - 1])
+                    if _skip(lab, s):
+                        a = _lae(a, alpha[(t - 1) * width + s - 2])
+                    alpha[t * width + s] = a + logp[t, b, lab[s]]
+            loglik = alpha[(f - 1) * width + size - 1]
+            if size > 1:
+                loglik = _lae(loglik, alpha[(f - 1) * width + size - 2])
+            if not isfinite(loglik):
+                losses[b] = 0.0
+                continue
+            losses[b] = -loglik
+            if not want_grad:
+                continue
+            for s in range(size):
+                beta[(f - 1) * width + s] = 0.0 if s >= size - 2 else -INFINITY
+            for t in range(f - 2, -1, -1):
+                for s in range(size):
+                    a = beta[(t + 1) * width + s] + logp[t + 1, b, lab[s]]
+                    if s + 1 < size:
+                        a = _lae(a, beta[(t + 1) * width + s + 1] + logp[t + 1, b, lab[s + 1]])
+                    if s + 2 < size and _skip(lab, s + 2):
+                        a = _lae(a, beta[(t + 1) * width + s + 2] + logp[t + 1, b, lab[s + 2]])
+                    beta[t * width + s] = a
+            for t in range(f):
+                memset(occ, 0, classes * sizeof(double))
+                for s in range(size):
+                    post = exp(alpha[t * width + s] + beta[t * width + s] - loglik)
+                    if isfinite(post):
+                        occ[lab[s]] += post
+                for k in range(classes):
+                    grad[t, b, k] = (exp(logp[t, b, k]) - occ[k]) * head[b]
+    free(alpha)
+
+
+# ---------------------------------------------------------------- im2col / col2im (2-D)
+def im2col2d(real[:, :, :, ::1] x, real[:, :, ::1] cols, int kh, int kw, int sh, int sw,
+             int ph, int pw, int dh, int dw, int oh, int ow):
+    """cols[n, (c, i, j), (y, z)] := x[n, c, y·sh − ph + i·dh, z·sw − pw + j·dw] (0 outside)."""
+    cdef Py_ssize_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3]
+    cdef Py_ssize_t b, c, i, j, y, z, r, q
+    cdef const real* src
+    cdef real* dst
+    with nogil:
+        for b in range(n):
+            for c in range(ch):
+                src = &x[b, c, 0, 0]
+                for i in range(kh):
+                    for j in range(kw):
+                        dst = &cols[b, (c * kh + i) * kw + j, 0]
+                        for y in range(oh):
+                            r = y * sh - ph + i * dh
+                            if not _inside(r, h):
+                                memset(dst + y * ow, 0, ow * sizeof(real))
+                                continue
+                            for z in range(ow):
+                                q = z * sw - pw + j * dw
+                                dst[y * ow + z] = src[r * w + q] if _inside(q, w) else 0
+
+
+def col2im2d(real[:, :, ::1] cols, real[:, :, :, ::1] x, int kh, int kw, int sh, int sw,
+             int ph, int pw, int dh, int dw, int oh, int ow, bint add):
+    """x (+)= the sum of each column block back at the pixel im2col2d took it from."""
+    cdef Py_ssize_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3]
+    cdef Py_ssize_t b, c, i, j, y, z, r, q
+    cdef const real* src
+    cdef real* dst
+    with nogil:
+        if not add:
+            memset(&x[0, 0, 0, 0], 0, n * ch * h * w * sizeof(real))
+        for b in range(n):
+            for c in range(ch):
+                dst = &x[b, c, 0, 0]
+                for i in range(kh):
+                    for j in range(kw):
+                        src = &cols[b, (c * kh + i) * kw + j, 0]
+                        for y in range(oh):
+                            r = y * sh - ph + i * dh
+                            if not _inside(r, h):
+                                continue
+                            for z in range(ow):
+                                q = z * sw - pw + j * dw
+                                if _inside(q, w):
+                                    dst[r * w + q] += src[y * ow + z]
+
+
+include "_sampling_deform.pxi"
