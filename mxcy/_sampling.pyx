@@ -7,7 +7,7 @@ the operators cast float16 through float32), already checked by the operator, an
 its loops without the GIL. References: the NumPy formulas these kernels replaced, kept in
 tests/operator (test_spatial_ops.py, test_ctc.py, test_deformable_ops.py).
 """
-from libc.math cimport exp, floor, log1p, INFINITY, isfinite
+from libc.math cimport exp, floor, log, log1p, INFINITY, isfinite
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport int64_t
 from libc.string cimport memset
@@ -166,67 +166,169 @@ cdef inline bint _skip(const int64_t* ext, Py_ssize_t s) noexcept nogil:
     return s >= 2 and ext[s] != ext[0] and ext[s] != ext[s - 2]
 
 
-def ctc(double[:, :, ::1] logp, int64_t[::1] frames, int64_t[:, ::1] ext, int64_t[::1] sizes,
-        double[::1] losses, double[:, :, ::1] grad, double[::1] head):
+cdef double _ctc_log(const double* lp, Py_ssize_t n, Py_ssize_t classes, Py_ssize_t b,
+                     Py_ssize_t f, Py_ssize_t size, const int64_t* lab, double* alpha,
+                     double* beta, double* occ, double* grad, double head) noexcept nogil:
+    """-log p(label) of sample b (f >= 1 frames) in log space (-inf when no alignment
+    exists); when grad is not NULL, its frames' rows of grad := head · (softmax − posterior).
+    lp[(t·n + b)·classes + k] = log-softmax; alpha, beta: f × size tables."""
+    cdef Py_ssize_t t, s, k, w = size
+    cdef double a, loglik, post
+    for s in range(size):
+        alpha[s] = lp[b * classes + lab[s]] if s < 2 else -INFINITY
+    for t in range(1, f):
+        for s in range(size):
+            a = alpha[(t - 1) * w + s]
+            if s >= 1:
+                a = _lae(a, alpha[(t - 1) * w + s - 1])
+            if _skip(lab, s):
+                a = _lae(a, alpha[(t - 1) * w + s - 2])
+            alpha[t * w + s] = a + lp[(t * n + b) * classes + lab[s]]
+    loglik = alpha[(f - 1) * w + size - 1]
+    if size > 1:
+        loglik = _lae(loglik, alpha[(f - 1) * w + size - 2])
+    if grad == NULL or not isfinite(loglik):
+        return loglik
+    for s in range(size):   # beta[t, s]: the rest of the label after frame t, from state s
+        beta[(f - 1) * w + s] = 0.0 if s >= size - 2 else -INFINITY
+    for t in range(f - 2, -1, -1):
+        for s in range(size):
+            a = beta[(t + 1) * w + s] + lp[((t + 1) * n + b) * classes + lab[s]]
+            if s + 1 < size:
+                a = _lae(a, beta[(t + 1) * w + s + 1] +
+                         lp[((t + 1) * n + b) * classes + lab[s + 1]])
+            if s + 2 < size and _skip(lab, s + 2):
+                a = _lae(a, beta[(t + 1) * w + s + 2] +
+                         lp[((t + 1) * n + b) * classes + lab[s + 2]])
+            beta[t * w + s] = a
+    for t in range(f):
+        memset(occ, 0, classes * sizeof(double))
+        for s in range(size):
+            post = exp(alpha[t * w + s] + beta[t * w + s] - loglik)
+            if isfinite(post):
+                occ[lab[s]] += post
+        for k in range(classes):
+            grad[(t * n + b) * classes + k] = (exp(lp[(t * n + b) * classes + k]) - occ[k]) * head
+    return loglik
+
+
+# log-probabilities below this send a sample to the log-space recursion: the scaled one
+# below loses paths whose weight falls under 1e-308 of the frame's total
+cdef double _LINEAR_FLOOR = -200.0
+
+
+cdef bint _ctc_linear(const double* lp, const double* pr, Py_ssize_t n, Py_ssize_t classes,
+                      Py_ssize_t b, Py_ssize_t f, Py_ssize_t size, const int64_t* lab,
+                      double* alpha, double* beta, double* occ, double* grad, double head,
+                      double* loglik) noexcept nogil:
+    """The same as _ctc_log with probabilities (pr = exp(lp)) rescaled to sum 1 per frame
+    (Rabiner's scaling): no exp/log per state. False (nothing written to grad) when a
+    probability is below exp(_LINEAR_FLOOR), a frame's total is 0, or no alignment ends
+    the label: the caller then runs _ctc_log."""
+    cdef Py_ssize_t t, s, k, w = size
+    cdef double a, c, logsum, z
+    cdef const double* y
+    for t in range(f):
+        for s in range(size):
+            if lp[(t * n + b) * classes + lab[s]] < _LINEAR_FLOOR:
+                return False
+    c = 0.0
+    for s in range(size):
+        alpha[s] = pr[b * classes + lab[s]] if s < 2 else 0.0
+        c += alpha[s]
+    for s in range(size):
+        alpha[s] /= c
+    logsum = log(c)
+    for t in range(1, f):
+        c = 0.0
+        y = pr + (t * n + b) * classes
+        for s in range(size):
+            a = alpha[(t - 1) * w + s]
+            if s >= 1:
+                a += alpha[(t - 1) * w + s - 1]
+            if _skip(lab, s):
+                a += alpha[(t - 1) * w + s - 2]
+            alpha[t * w + s] = a * y[lab[s]]
+            c += alpha[t * w + s]
+        if not c > 0:
+            return False
+        for s in range(size):
+            alpha[t * w + s] /= c
+        logsum += log(c)
+    a = alpha[(f - 1) * w + size - 1] + (alpha[(f - 1) * w + size - 2] if size > 1 else 0.0)
+    if not a > 0:
+        return False
+    loglik[0] = logsum + log(a)
+    if grad == NULL:
+        return True
+    for s in range(size):
+        beta[(f - 1) * w + s] = 1.0 if s >= size - 2 else 0.0
+    for t in range(f - 2, -1, -1):
+        c = 0.0
+        y = pr + ((t + 1) * n + b) * classes
+        for s in range(size):
+            a = beta[(t + 1) * w + s] * y[lab[s]]
+            if s + 1 < size:
+                a += beta[(t + 1) * w + s + 1] * y[lab[s + 1]]
+            if s + 2 < size and _skip(lab, s + 2):
+                a += beta[(t + 1) * w + s + 2] * y[lab[s + 2]]
+            beta[t * w + s] = a
+            c += a
+        if not c > 0:
+            return False
+        for s in range(size):
+            beta[t * w + s] /= c
+    for t in range(f):       # alpha·beta summed over states is p(label) at every frame
+        z = 0.0
+        for s in range(size):
+            z += alpha[t * w + s] * beta[t * w + s]
+        if not z > 0:
+            return False
+    for t in range(f):
+        z = 0.0
+        memset(occ, 0, classes * sizeof(double))
+        for s in range(size):
+            z += alpha[t * w + s] * beta[t * w + s]
+        for s in range(size):
+            occ[lab[s]] += alpha[t * w + s] * beta[t * w + s] / z
+        y = pr + (t * n + b) * classes
+        for k in range(classes):
+            grad[(t * n + b) * classes + k] = (y[k] - occ[k]) * head
+    return True
+
+
+def ctc(double[:, :, ::1] logp, double[:, :, ::1] prob, int64_t[::1] frames,
+        int64_t[:, ::1] ext, int64_t[::1] sizes, double[::1] losses, double[:, :, ::1] grad,
+        double[::1] head):
     """losses[b] := -log p(label b | frames of b) (0 when no alignment exists); when grad
-    is not None, grad[t, b, :] := head[b] · (softmax - class posteriors) for t < frames[b]
-    and a feasible label, else 0. logp (T, N, C) are log-softmax values; ext (N, S) the
-    labels with blanks around and between their symbols; sizes[b] its used width."""
+    is not None, grad[t, b, :] := head[b] · (softmax − class posteriors) for t < frames[b]
+    and a feasible label, else 0. logp (T, N, C) are log-softmax values, prob their exp;
+    ext (N, S) the labels with blanks around and between their symbols; sizes[b] its used
+    width. Each sample runs the scaled recursion, or the log-space one where that fails."""
     cdef Py_ssize_t steps = logp.shape[0], n = logp.shape[1], classes = logp.shape[2]
-    cdef Py_ssize_t width = ext.shape[1], b, t, s, f, size, k
-    cdef bint want_grad = grad is not None
-    cdef double loglik, a, post
-    cdef const int64_t* lab
+    cdef Py_ssize_t width = ext.shape[1], b, f, size
+    cdef double loglik, h
+    cdef double* g = NULL
     cdef double* alpha = <double*>malloc((2 * steps * width + classes + 1) * sizeof(double))
     cdef double* beta = alpha + steps * width
     cdef double* occ = beta + steps * width
     if alpha == NULL:
         raise MemoryError('CTCLoss: no memory for the alpha/beta tables')
     with nogil:
-        if want_grad:
-            memset(&grad[0, 0, 0], 0, steps * n * classes * sizeof(double))
+        if grad is not None:
+            g = &grad[0, 0, 0]
+            memset(g, 0, steps * n * classes * sizeof(double))
         for b in range(n):
-            f, size, lab = frames[b], sizes[b], &ext[b, 0]
+            f, size = frames[b], sizes[b]
             if f == 0:
                 losses[b] = 0.0      # an empty label over no frames has probability 1
                 continue
-            for s in range(size):
-                alpha[s] = logp[0, b, lab[s]] if s < 2 else -INFINITY
-            for t in range(1, f):
-                for s in range(size):
-                    a = alpha[(t - 1) * width + s]
-                    if s >= 1:
-                        a = _lae(a, alpha[(t - 1) * width + s - 1])
-                    if _skip(lab, s):
-                        a = _lae(a, alpha[(t - 1) * width + s - 2])
-                    alpha[t * width + s] = a + logp[t, b, lab[s]]
-            loglik = alpha[(f - 1) * width + size - 1]
-            if size > 1:
-                loglik = _lae(loglik, alpha[(f - 1) * width + size - 2])
-            if not isfinite(loglik):
-                losses[b] = 0.0
-                continue
-            losses[b] = -loglik
-            if not want_grad:
-                continue
-            for s in range(size):
-                beta[(f - 1) * width + s] = 0.0 if s >= size - 2 else -INFINITY
-            for t in range(f - 2, -1, -1):
-                for s in range(size):
-                    a = beta[(t + 1) * width + s] + logp[t + 1, b, lab[s]]
-                    if s + 1 < size:
-                        a = _lae(a, beta[(t + 1) * width + s + 1] + logp[t + 1, b, lab[s + 1]])
-                    if s + 2 < size and _skip(lab, s + 2):
-                        a = _lae(a, beta[(t + 1) * width + s + 2] + logp[t + 1, b, lab[s + 2]])
-                    beta[t * width + s] = a
-            for t in range(f):
-                memset(occ, 0, classes * sizeof(double))
-                for s in range(size):
-                    post = exp(alpha[t * width + s] + beta[t * width + s] - loglik)
-                    if isfinite(post):
-                        occ[lab[s]] += post
-                for k in range(classes):
-                    grad[t, b, k] = (exp(logp[t, b, k]) - occ[k]) * head[b]
+            h = head[b] if g != NULL else 0.0
+            if not _ctc_linear(&logp[0, 0, 0], &prob[0, 0, 0], n, classes, b, f, size,
+                               &ext[b, 0], alpha, beta, occ, g, h, &loglik):
+                loglik = _ctc_log(&logp[0, 0, 0], n, classes, b, f, size, &ext[b, 0],
+                                  alpha, beta, occ, g, h)
+            losses[b] = -loglik if isfinite(loglik) else 0.0
     free(alpha)
 
 

@@ -78,8 +78,9 @@ def _ctc(logp, frames, ext, sizes, head=None):
     grad = None if head is None else np.empty(logp.shape)
     if head is not None:
         head = np.ascontiguousarray(np.asarray(head, np.float64).reshape(-1))
-    _sampling.ctc(np.ascontiguousarray(logp), frames, ext, np.ascontiguousarray(sizes),
-                  losses, grad, head)
+    logp = np.ascontiguousarray(logp)
+    _sampling.ctc(logp, np.exp(logp), frames, ext, np.ascontiguousarray(sizes), losses, grad,
+                  head)
     return losses, grad
 
 

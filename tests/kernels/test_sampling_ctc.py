@@ -94,6 +94,23 @@ def test_ctc_matches_reference(blank_label, label_lengths):
     np.testing.assert_allclose(nds[0].grad.asnumpy(), grad, rtol=1e-10, atol=1e-12)
 
 
+def test_ctc_extreme_activations_take_the_log_space_path():
+    """Log-probabilities below -200 (sample 1) leave the scaled recursion for the log-space
+    one; both must agree with the reference."""
+    x, label, frames, _, seqs, blank = _case('first')
+    x[:, 1] *= 300
+    nds = [mx.nd.array(a, dtype='float64') for a in (x, label, frames.astype(float))]
+    nds[0].attach_grad()
+    with mx.autograd.record():
+        loss = mx.nd.CTCLoss(*nds, use_data_lengths=True)
+    loss.backward()
+    want = [ctc_ref(x[:, b], seqs[b], frames[b], blank) for b in range(x.shape[1])]
+    assert loss.asnumpy()[1] > 200
+    np.testing.assert_allclose(loss.asnumpy(), [w[0] for w in want], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(nds[0].grad.asnumpy(), np.stack([w[1] for w in want], 1),
+                               rtol=1e-10, atol=1e-12)
+
+
 def test_ctc_float32_req_add_and_hidden_output():
     x, label, _, _, seqs, blank = _case('first')
     data = mx.nd.array(x, dtype='float32')
