@@ -11,6 +11,7 @@ from libc.math cimport exp, floor, log, log1p, INFINITY, isfinite
 from libc.stdlib cimport malloc, free
 from libc.stdint cimport int64_t
 from libc.string cimport memset
+from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 ctypedef fused real:
     float
@@ -32,6 +33,15 @@ cdef void _bilinear_corners(const real* gx, const real* gy, Py_ssize_t npix, Py_
     for p in range(npix):
         xr = (gx[p] + 1) * (w - 1) / 2
         yr = (gy[p] + 1) * (h - 1) / 2
+        # far outside (or NaN): every tap is outside either way; keeps the casts defined
+        if not xr > -2:
+            xr = -2
+        elif xr > w + 1:
+            xr = w + 1
+        if not yr > -2:
+            yr = -2
+        elif yr > h + 1:
+            yr = h + 1
         x0[p] = <Py_ssize_t>floor(xr)
         y0[p] = <Py_ssize_t>floor(yr)
         wx[p] = 1 - (xr - x0[p])
@@ -381,6 +391,38 @@ def col2im2d(real[:, :, ::1] cols, real[:, :, :, ::1] x, int kh, int kw, int sh,
                                 q = z * sw - pw + j * dw
                                 if _inside(q, w):
                                     dst[r * w + q] += src[y * ow + z]
+
+
+# ---------------------------------------------------------------- GEMM
+def gemm(real[:, ::1] a, real[:, ::1] b, real[:, ::1] c, bint trans_a=False,
+         bint trans_b=False, double beta=0.0):
+    """c := op(a) · op(b) + beta · c, row-major, through SciPy's BLAS (the column-major
+    call on the transposes: cᵀ = op(b)ᵀ · op(a)ᵀ), without the GIL."""
+    cdef int m = c.shape[0], n = c.shape[1]
+    cdef int k = a.shape[0] if trans_a else a.shape[1]
+    cdef int lda = a.shape[1], ldb = b.shape[1], ldc = c.shape[1]
+    cdef char ta = b'T' if trans_a else b'N', tb = b'T' if trans_b else b'N'
+    cdef float sa = 1, sb = <float>beta
+    cdef double da = 1, db = beta
+    if (a.shape[1] if trans_a else a.shape[0]) != m or \
+            (b.shape[1] if trans_b else b.shape[0]) != k or \
+            (b.shape[0] if trans_b else b.shape[1]) != n:
+        raise ValueError(f'gemm: shapes ({a.shape[0]}, {a.shape[1]}), ({b.shape[0]}, '
+                         f'{b.shape[1]}) -> ({m}, {n}) do not match (trans_a={trans_a}, '
+                         f'trans_b={trans_b})')
+    cdef Py_ssize_t i, j
+    if m == 0 or n == 0:
+        return
+    if k == 0:                      # BLAS wants leading dimensions >= 1: c := beta · c here
+        for i in range(m):
+            for j in range(n):
+                c[i, j] = c[i, j] * beta if beta != 0 else 0
+        return
+    with nogil:
+        if real is float:
+            sgemm(&tb, &ta, &n, &m, &k, &sa, &b[0, 0], &ldb, &a[0, 0], &lda, &sb, &c[0, 0], &ldc)
+        else:
+            dgemm(&tb, &ta, &n, &m, &k, &da, &b[0, 0], &ldb, &a[0, 0], &lda, &db, &c[0, 0], &ldc)
 
 
 include "_sampling_deform.pxi"

@@ -31,6 +31,11 @@ cdef void _deform_taps(const real* off, Py_ssize_t kh, Py_ssize_t kw, Py_ssize_t
                             wp = width - 1
                     else:
                         inside = hp > -1 and wp > -1 and hp < height and wp < width
+                    if not inside:          # no tap reads (also keeps the casts defined)
+                        for c in range(4):
+                            idx[4 * q + c] = -1
+                            wt[4 * q + c] = wth[4 * q + c] = wtw[4 * q + c] = 0
+                        continue
                     h0 = <Py_ssize_t>floor(hp)
                     w0 = <Py_ssize_t>floor(wp)
                     lh, lw = hp - h0, wp - w0

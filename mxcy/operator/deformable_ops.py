@@ -24,7 +24,7 @@ import numpy as np
 from mxcy import _sampling
 from mxcy.operator._conv_numpy import conv_out_size
 from mxcy.operator._kernel_op import push_kernel
-from mxcy.operator._numpy_op import NumpyOp, bmm
+from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op, unify_shape
 
@@ -117,29 +117,39 @@ class _DeformableConv(NumpyOp):
             x, offset, mask, weight, bias = self._split(p, xs)
             n, g, (oh, ow) = x.shape[0], p.num_group, offset.shape[2:]
             cols = self._columns(p, x, offset, mask).reshape(n, g, -1, oh * ow)
-            y = bmm(weight.reshape(g, p.num_filter // g, -1), cols)    # (N, G, F/G, P)
-            y = y.reshape(bufs[0].shape)
-            bufs[0][...] = y if bias is None else y + bias.reshape(1, -1, 1, 1)
+            wg = weight.reshape(g, p.num_filter // g, -1)
+            y = bufs[0].reshape(n, g, p.num_filter // g, oh * ow)     # a view: C-contiguous
+            for i in range(n):
+                for j in range(g):
+                    _sampling.gemm(wg[j], cols[i, j], y[i, j])
+            if bias is not None:
+                bufs[0] += bias.reshape(1, -1, 1, 1)
         push_kernel(run, ins, outs, req, self.name)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         def run(xs, bufs, adds):
             dy, (x, offset, mask, weight, bias) = xs[0], self._split(p, xs[1:])
             n, g, (oh, ow) = x.shape[0], p.num_group, offset.shape[2:]
-            cols = self._columns(p, x, offset, mask).reshape(n, g, -1, oh * ow)
-            dyg = dy.reshape(n, g, p.num_filter // g, oh * ow)
-            wg = weight.reshape(g, p.num_filter // g, -1)
-            dcols = np.ascontiguousarray(bmm(wg.transpose(0, 2, 1), dyg)).reshape(
-                n, -1, oh * ow)
+            f = p.num_filter // g
+            dyg = dy.reshape(n, g, f, oh * ow)
+            wg = weight.reshape(g, f, -1)
+            dcols = np.empty((n, g, wg.shape[2], oh * ow), x.dtype)
+            for i in range(n):
+                for j in range(g):
+                    _sampling.gemm(wg[j], dyg[i, j], dcols[i, j], trans_a=True)
             names = self.arguments(p)
             grads = {k: (bufs[i] if bufs[i] is not None else np.empty(xs[1 + i].shape, x.dtype))
                      for i, k in enumerate(names)}
-            _sampling.deform_col2im(x, offset, mask, dcols, grads['data'], grads['offset'],
-                                    grads.get('mask'), *self._geo(p),
-                                    p.num_deformable_group, self.clamp)
+            _sampling.deform_col2im(x, offset, mask, dcols.reshape(n, -1, oh * ow),
+                                    grads['data'], grads['offset'], grads.get('mask'),
+                                    *self._geo(p), p.num_deformable_group, self.clamp)
             if bufs[names.index('weight')] is not None:
-                grads['weight'][...] = bmm(dyg, cols.transpose(0, 1, 3, 2)).sum(
-                    axis=0).reshape(weight.shape)
+                cols = self._columns(p, x, offset, mask).reshape(n, g, -1, oh * ow)
+                dw = grads['weight'].reshape(g, f, -1)
+                for i in range(n):
+                    for j in range(g):
+                        _sampling.gemm(dyg[i, j], cols[i, j], dw[j], trans_b=True,
+                                       beta=1.0 if i else 0.0)
             if bias is not None and bufs[-1] is not None:
                 grads['bias'][...] = dy.sum(axis=(0, 2, 3))
         push_kernel(run, list(out_grads[:1]) + list(ins), in_grads, req,
