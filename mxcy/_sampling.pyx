@@ -393,6 +393,37 @@ def col2im2d(real[:, :, ::1] cols, real[:, :, :, ::1] x, int kh, int kw, int sh,
                                     dst[r * w + q] += src[y * ow + z]
 
 
+# ---------------------------------------------------------------- nearest upsampling
+def upsample_nearest(real[:, :, :, ::1] x, real[:, :, :, ::1] out, Py_ssize_t c0,
+                     bint add):
+    """out[n, c0 + c, y, z] (+)= x[n, c, y // fh, z // fw], fh = H / h, fw = W / w."""
+    cdef Py_ssize_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3]
+    cdef Py_ssize_t oh = out.shape[2], ow = out.shape[3], fh = oh // h, fw = ow // w
+    cdef Py_ssize_t b, c, y, z, i
+    cdef const real* src
+    cdef real* dst
+    cdef real v
+    with nogil:
+        for b in range(n):
+            for c in range(ch):
+                for y in range(oh):
+                    src = &x[b, c, y // fh, 0]
+                    dst = &out[b, c0 + c, y, 0]
+                    if add:
+                        for z in range(ow):
+                            dst[z] += src[z // fw]
+                    elif fw == 2:
+                        for z in range(w):
+                            v = src[z]
+                            dst[2 * z] = v
+                            dst[2 * z + 1] = v
+                    else:
+                        for z in range(w):
+                            v = src[z]
+                            for i in range(fw):
+                                dst[z * fw + i] = v
+
+
 # ---------------------------------------------------------------- GEMM
 def gemm(real[:, ::1] a, real[:, ::1] b, real[:, ::1] c, bint trans_a=False,
          bint trans_b=False, double beta=0.0):

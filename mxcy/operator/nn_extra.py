@@ -21,7 +21,7 @@ Crop, L2Normalization, LRN, SVMOutput, SoftmaxActivation, im2col and col2im.
 """
 import numpy as np
 
-from mxcy import _ndarray, _sampling
+from mxcy import _sampling
 from mxcy.operator._kernel_op import push_kernel
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
@@ -87,23 +87,15 @@ class UpSampling(NumpyOp):
             return
         if req[0] == 'null':
             return
-        add, total = req[0] == 'add', p.multi_input_mode == 'sum'
+        total = p.multi_input_mode == 'sum'
 
-        def run(*views):
-            out, c0 = views[-1], 0
-            n, _, h, w = out.shape
-            for i, x in enumerate(views[:-1]):
-                fh, fw = h // x.shape[2], w // x.shape[3]
-                part = out if total else out[:, c0:c0 + x.shape[1]]
+        def run(xs, bufs, adds):
+            c0 = 0
+            for i, x in enumerate(xs):      # C loops: each input pixel into its block
+                _sampling.upsample_nearest(x, bufs[0], 0 if total else c0,
+                                           adds[0] or (total and i > 0))
                 c0 += x.shape[1]
-                # each input pixel broadcast over its fh x fw block, written in one pass
-                blocks = part.reshape(n, part.shape[1], x.shape[2], fh, x.shape[3], fw)
-                src = x[:, :, :, None, :, None]
-                if add or (total and i):
-                    np.add(blocks, src, out=blocks, casting='unsafe')
-                else:
-                    np.copyto(blocks, src, casting='unsafe')
-        _ndarray.push_numpy(run, list(ins), [outs[0]], self.name)
+        push_kernel(run, ins, outs, req, self.name, can_add=True)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         if p.sample_type == 'bilinear':
