@@ -23,13 +23,15 @@ cdef inline bint _inside(Py_ssize_t i, Py_ssize_t n) noexcept nogil:
 
 
 # ---------------------------------------------------------------- bilinear sampling
-cdef void _bilinear_corners(const real* gx, const real* gy, Py_ssize_t npix, Py_ssize_t h,
-                            Py_ssize_t w, Py_ssize_t* x0, Py_ssize_t* y0, real* wx,
-                            real* wy) noexcept nogil:
-    """x0, y0 := the top-left pixel of each normalised grid point; wx, wy := its weights
-    1 - (x - x0), 1 - (y - y0), x = (gx + 1)(W - 1)/2, y likewise."""
-    cdef Py_ssize_t p
-    cdef real xr, yr
+cdef void _bilinear_taps(const real* gx, const real* gy, Py_ssize_t npix, Py_ssize_t h,
+                         Py_ssize_t w, Py_ssize_t* idx, real* wt, real* wx,
+                         real* wy) noexcept nogil:
+    """For each normalised grid point p (x = (gx + 1)(W − 1)/2, y likewise): wx, wy := the
+    top-left pixel's weights 1 − (x − x0), 1 − (y − y0); idx[4p + t], wt[4p + t] := the
+    flat index (−1 outside the image) and weight of corner t = top-left, top-right,
+    bottom-left, bottom-right."""
+    cdef Py_ssize_t p, x0, y0, t, xx, yy
+    cdef real xr, yr, a, e
     for p in range(npix):
         xr = (gx[p] + 1) * (w - 1) / 2
         yr = (gy[p] + 1) * (h - 1) / 2
@@ -42,10 +44,25 @@ cdef void _bilinear_corners(const real* gx, const real* gy, Py_ssize_t npix, Py_
             yr = -2
         elif yr > h + 1:
             yr = h + 1
-        x0[p] = <Py_ssize_t>floor(xr)
-        y0[p] = <Py_ssize_t>floor(yr)
-        wx[p] = 1 - (xr - x0[p])
-        wy[p] = 1 - (yr - y0[p])
+        x0 = <Py_ssize_t>floor(xr)
+        y0 = <Py_ssize_t>floor(yr)
+        e = 1 - (xr - x0)
+        a = 1 - (yr - y0)
+        wx[p], wy[p] = e, a
+        for t in range(4):
+            yy, xx = y0 + (t >> 1), x0 + (t & 1)
+            idx[4 * p + t] = yy * w + xx if _inside(xx, w) and _inside(yy, h) else -1
+        wt[4 * p] = a * e
+        wt[4 * p + 1] = a * (1 - e)
+        wt[4 * p + 2] = (1 - a) * e
+        wt[4 * p + 3] = (1 - a) * (1 - e)
+
+
+cdef int _bilinear_buffers(Py_ssize_t npix, Py_ssize_t** idx, real** wt) noexcept nogil:
+    """idx: 4 per point; wt: 4 weights, wx, wy and two accumulators per point."""
+    idx[0] = <Py_ssize_t*>malloc(4 * npix * sizeof(Py_ssize_t) + 1)
+    wt[0] = <real*>malloc(8 * npix * sizeof(real) + 1)
+    return idx[0] != NULL and wt[0] != NULL
 
 
 def bilinear_forward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
@@ -53,36 +70,31 @@ def bilinear_forward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
     """out[n, c, i, j] := data[n, c] sampled bilinearly at grid[n, :, i, j] (zeros outside)."""
     cdef Py_ssize_t n = data.shape[0], ch = data.shape[1], h = data.shape[2]
     cdef Py_ssize_t w = data.shape[3], npix = grid.shape[2] * grid.shape[3]
-    cdef Py_ssize_t b, c, p, x, y
-    cdef real v00, v01, v10, v11, a, e
+    cdef Py_ssize_t b, c, p, t
+    cdef real v
     cdef const real* plane
     cdef real* o
-    cdef Py_ssize_t* x0 = <Py_ssize_t*>malloc(2 * npix * sizeof(Py_ssize_t) + 1)
-    cdef Py_ssize_t* y0 = x0 + npix
-    cdef real* wx = <real*>malloc(2 * npix * sizeof(real) + 1)
-    cdef real* wy = wx + npix
-    if x0 == NULL or wx == NULL:
-        free(x0)
-        free(wx)
+    cdef Py_ssize_t* idx = NULL
+    cdef real* wt = NULL
+    if not _bilinear_buffers(npix, &idx, &wt):
+        free(idx)
+        free(wt)
         raise MemoryError('BilinearSampler: no memory for the sampling weights')
     with nogil:
         for b in range(n):
-            _bilinear_corners(&grid[b, 0, 0, 0], &grid[b, 1, 0, 0], npix, h, w, x0, y0, wx, wy)
+            _bilinear_taps(&grid[b, 0, 0, 0], &grid[b, 1, 0, 0], npix, h, w, idx, wt,
+                           wt + 4 * npix, wt + 5 * npix)
             for c in range(ch):
                 plane = &data[b, c, 0, 0]
                 o = &out[b, c, 0, 0]
                 for p in range(npix):
-                    x, y = x0[p], y0[p]
-                    v00 = plane[y * w + x] if _inside(x, w) and _inside(y, h) else 0
-                    v01 = plane[y * w + x + 1] if _inside(x + 1, w) and _inside(y, h) else 0
-                    v10 = plane[y * w + w + x] if _inside(x, w) and _inside(y + 1, h) else 0
-                    v11 = plane[y * w + w + x + 1] \
-                        if _inside(x + 1, w) and _inside(y + 1, h) else 0
-                    a, e = wy[p], wx[p]
-                    o[p] = (v00 * a * e + v01 * a * (1 - e) + v10 * (1 - a) * e +
-                            v11 * (1 - a) * (1 - e))
-    free(x0)
-    free(wx)
+                    v = 0
+                    for t in range(4 * p, 4 * p + 4):
+                        if idx[t] >= 0:
+                            v = v + plane[idx[t]] * wt[t]
+                    o[p] = v
+    free(idx)
+    free(wt)
 
 
 def bilinear_backward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
@@ -92,31 +104,31 @@ def bilinear_backward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
     · dy summed over channels. Either output may be None (not wanted)."""
     cdef Py_ssize_t n = data.shape[0], ch = data.shape[1], h = data.shape[2]
     cdef Py_ssize_t w = data.shape[3], npix = grid.shape[2] * grid.shape[3]
-    cdef Py_ssize_t b, c, p, x, y
+    cdef Py_ssize_t b, c, p, t
     cdef bint want_data = gdata is not None, want_grid = ggrid is not None
-    cdef bint in00, in01, in10, in11
-    cdef real v00, v01, v10, v11, a, e, g, cross
-    cdef real sx, sy
+    cdef real v00, v01, v10, v11, g, cross, sx, sy
     cdef const real* plane
     cdef const real* gp
+    cdef const Py_ssize_t* ip
     cdef real* dplane = NULL
-    cdef Py_ssize_t* x0 = <Py_ssize_t*>malloc(2 * npix * sizeof(Py_ssize_t) + 1)
-    cdef Py_ssize_t* y0 = x0 + npix
-    cdef real* wx = <real*>malloc(4 * npix * sizeof(real) + 1)
-    cdef real* wy = wx + npix
-    cdef real* accx = wy + npix
-    cdef real* accy = accx + npix
-    if x0 == NULL or wx == NULL:
-        free(x0)
-        free(wx)
+    cdef Py_ssize_t* idx = NULL
+    cdef real* wt = NULL
+    cdef real* wx
+    cdef real* wy
+    cdef real* accx
+    cdef real* accy
+    if not _bilinear_buffers(npix, &idx, &wt):
+        free(idx)
+        free(wt)
         raise MemoryError('BilinearSampler: no memory for the sampling weights')
+    wx, wy, accx, accy = wt + 4 * npix, wt + 5 * npix, wt + 6 * npix, wt + 7 * npix
     with nogil:
         if want_data and not add_data:
             memset(&gdata[0, 0, 0, 0], 0, n * ch * h * w * sizeof(real))
         sx = <real>(w - 1) / 2
         sy = <real>(h - 1) / 2
         for b in range(n):
-            _bilinear_corners(&grid[b, 0, 0, 0], &grid[b, 1, 0, 0], npix, h, w, x0, y0, wx, wy)
+            _bilinear_taps(&grid[b, 0, 0, 0], &grid[b, 1, 0, 0], npix, h, w, idx, wt, wx, wy)
             memset(accx, 0, 2 * npix * sizeof(real))
             for c in range(ch):
                 plane = &data[b, c, 0, 0]
@@ -124,29 +136,19 @@ def bilinear_backward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
                 if want_data:
                     dplane = &gdata[b, c, 0, 0]
                 for p in range(npix):
-                    x, y = x0[p], y0[p]
                     g = gp[p]
-                    a, e = wy[p], wx[p]
-                    in00 = _inside(x, w) and _inside(y, h)
-                    in01 = _inside(x + 1, w) and _inside(y, h)
-                    in10 = _inside(x, w) and _inside(y + 1, h)
-                    in11 = _inside(x + 1, w) and _inside(y + 1, h)
-                    v00 = plane[y * w + x] if in00 else 0
-                    v01 = plane[y * w + x + 1] if in01 else 0
-                    v10 = plane[y * w + w + x] if in10 else 0
-                    v11 = plane[y * w + w + x + 1] if in11 else 0
+                    ip = idx + 4 * p
+                    v00 = plane[ip[0]] if ip[0] >= 0 else 0
+                    v01 = plane[ip[1]] if ip[1] >= 0 else 0
+                    v10 = plane[ip[2]] if ip[2] >= 0 else 0
+                    v11 = plane[ip[3]] if ip[3] >= 0 else 0
                     if want_data:
-                        if in00:
-                            dplane[y * w + x] += g * a * e
-                        if in01:
-                            dplane[y * w + x + 1] += g * a * (1 - e)
-                        if in10:
-                            dplane[y * w + w + x] += g * (1 - a) * e
-                        if in11:
-                            dplane[y * w + w + x + 1] += g * (1 - a) * (1 - e)
+                        for t in range(4):
+                            if ip[t] >= 0:
+                                dplane[ip[t]] += g * wt[4 * p + t]
                     cross = v00 - v01 - v10 + v11
-                    accy[p] -= g * (v01 - v11 + cross * e)
-                    accx[p] -= g * (v10 - v11 + cross * a)
+                    accy[p] -= g * (v01 - v11 + cross * wx[p])
+                    accx[p] -= g * (v10 - v11 + cross * wy[p])
             if want_grid:
                 for p in range(npix):
                     if add_grid:
@@ -155,8 +157,8 @@ def bilinear_backward(real[:, :, :, ::1] data, real[:, :, :, ::1] grid,
                     else:
                         (&ggrid[b, 0, 0, 0])[p] = accx[p] * sx
                         (&ggrid[b, 1, 0, 0])[p] = accy[p] * sy
-    free(x0)
-    free(wx)
+    free(idx)
+    free(wt)
 
 
 # ---------------------------------------------------------------- CTC
