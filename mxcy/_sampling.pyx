@@ -345,35 +345,51 @@ def ctc(double[:, :, ::1] logp, double[:, :, ::1] prob, int64_t[::1] frames,
 
 
 # ---------------------------------------------------------------- im2col / col2im (2-D)
+cdef inline void _span(Py_ssize_t n_out, Py_ssize_t stride, Py_ssize_t start, Py_ssize_t size,
+                       Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """[lo, hi): the outputs z < n_out whose input z·stride + start lies in [0, size)."""
+    cdef Py_ssize_t a = 0, b
+    if start < 0:
+        a = (-start + stride - 1) // stride
+    b = (size - 1 - start) // stride + 1 if size - 1 - start >= 0 else 0
+    lo[0] = min(a, n_out)
+    hi[0] = max(min(b, n_out), lo[0])
+
+
 def im2col2d(real[:, :, :, ::1] x, real[:, :, ::1] cols, int kh, int kw, int sh, int sw,
              int ph, int pw, int dh, int dw, int oh, int ow):
     """cols[n, (c, i, j), (y, z)] := x[n, c, y·sh − ph + i·dh, z·sw − pw + j·dw] (0 outside)."""
     cdef Py_ssize_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3]
-    cdef Py_ssize_t b, c, i, j, y, z, r, q
+    cdef Py_ssize_t b, c, i, j, y, z, r, lo, hi, q0
     cdef const real* src
     cdef real* dst
     with nogil:
         for b in range(n):
             for c in range(ch):
-                src = &x[b, c, 0, 0]
                 for i in range(kh):
                     for j in range(kw):
                         dst = &cols[b, (c * kh + i) * kw + j, 0]
+                        q0 = j * dw - pw
+                        _span(ow, sw, q0, w, &lo, &hi)
                         for y in range(oh):
                             r = y * sh - ph + i * dh
                             if not _inside(r, h):
                                 memset(dst + y * ow, 0, ow * sizeof(real))
                                 continue
-                            for z in range(ow):
-                                q = z * sw - pw + j * dw
-                                dst[y * ow + z] = src[r * w + q] if _inside(q, w) else 0
+                            src = &x[b, c, r, 0]
+                            for z in range(lo):
+                                dst[y * ow + z] = 0
+                            for z in range(lo, hi):
+                                dst[y * ow + z] = src[z * sw + q0]
+                            for z in range(hi, ow):
+                                dst[y * ow + z] = 0
 
 
 def col2im2d(real[:, :, ::1] cols, real[:, :, :, ::1] x, int kh, int kw, int sh, int sw,
              int ph, int pw, int dh, int dw, int oh, int ow, bint add):
     """x (+)= the sum of each column block back at the pixel im2col2d took it from."""
     cdef Py_ssize_t n = x.shape[0], ch = x.shape[1], h = x.shape[2], w = x.shape[3]
-    cdef Py_ssize_t b, c, i, j, y, z, r, q
+    cdef Py_ssize_t b, c, i, j, y, z, r, lo, hi, q0
     cdef const real* src
     cdef real* dst
     with nogil:
@@ -381,18 +397,18 @@ def col2im2d(real[:, :, ::1] cols, real[:, :, :, ::1] x, int kh, int kw, int sh,
             memset(&x[0, 0, 0, 0], 0, n * ch * h * w * sizeof(real))
         for b in range(n):
             for c in range(ch):
-                dst = &x[b, c, 0, 0]
                 for i in range(kh):
                     for j in range(kw):
                         src = &cols[b, (c * kh + i) * kw + j, 0]
+                        q0 = j * dw - pw
+                        _span(ow, sw, q0, w, &lo, &hi)
                         for y in range(oh):
                             r = y * sh - ph + i * dh
                             if not _inside(r, h):
                                 continue
-                            for z in range(ow):
-                                q = z * sw - pw + j * dw
-                                if _inside(q, w):
-                                    dst[r * w + q] += src[y * ow + z]
+                            dst = &x[b, c, r, 0]
+                            for z in range(lo, hi):
+                                dst[z * sw + q0] += src[y * ow + z]
 
 
 # ---------------------------------------------------------------- nearest upsampling
