@@ -1,4 +1,3 @@
-# cython: boundscheck=False, wraparound=False
 """Sampling kernels: bilinear grid sampling (BilinearSampler, SpatialTransformer), the CTC
 forward-backward recursions, plain and deformable im2col/col2im.
 
