@@ -16,6 +16,7 @@ MOD_NAMES = [
     "mxcy._rnn",
     "mxcy._fused",
     "mxcy._seqattn",
+    "mxcy._sampling",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -43,7 +44,8 @@ HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_simd.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h", "mxcy/_winograd.h", "mxcy/_simd.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
-           "mxcy._fused": ["mxcy/_conv.pxd"]}
+           "mxcy._fused": ["mxcy/_conv.pxd"],
+           "mxcy._sampling": ["mxcy/_sampling_deform.pxi"]}
 
 
 def make_extension(name):

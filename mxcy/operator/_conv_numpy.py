@@ -213,9 +213,9 @@ def pad_backward(dy, pairs, mode):
             continue
         n = dy.shape[axis] - b - a
         source = np.pad(np.arange(n), (b, a), mode=mode)
-        moved = np.moveaxis(g, axis, 0)
-        acc = moved[b:b + n].copy()
+        lead = (slice(None),) * axis
+        acc = g[lead + (slice(b, b + n),)].copy()       # C order: no transposed copies
         for k in [*range(b), *range(b + n, b + n + a)]:    # the few padded rows
-            acc[source[k]] += moved[k]
-        g = np.moveaxis(acc, 0, axis)
+            acc[lead + (source[k],)] += g[lead + (k,)]
+        g = acc
     return g

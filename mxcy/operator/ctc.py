@@ -16,17 +16,16 @@ Connectionist Temporal Classification (Graves et al., 2006), MXNet 1.x semantics
 * Backward: d data = head gradient of the sample · (softmax(data) − the posterior of each
   class at each frame); labels and lengths get zero gradients.
 
-The kernel is NumPy inside one engine op (float64 arithmetic, log space), vectorised over
-the batch, one step per frame.
+Inside one engine op: the checks and the log-softmax in NumPy (float64), then the alpha
+and beta recursions in log space per sample, in C (`mxcy._sampling.ctc`).
 """
 import numpy as np
 
+from mxcy import _sampling
+from mxcy._ndarray import push_numpy
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op
 from mxcy.operator.tensor import push_value, zero_grads
-
-_NEG = -np.inf
-
 
 def _lengths(op, values, limit, n, what):
     """Integer lengths from a float array, each checked against `limit`."""
@@ -57,71 +56,32 @@ def _prepare(op, p, x, label, extra):
         counts = np.where(is_pad.any(axis=1), is_pad.argmax(axis=1), lab.shape[1])
     width = 2 * int(counts.max(initial=0)) + 1
     ext = np.full((n, width), blank, np.int64)
-    for b in range(n):
-        seq = lab[b, :counts[b]]
-        ints = seq.astype(np.int64)
-        if np.any(ints != seq) or np.any(ints < 0) or np.any(ints >= classes) or \
-                np.any(ints == blank):
-            raise ValueError(f"{op}: label {b} {seq.tolist()} must hold class indices in "
-                             f"[0, {classes}) other than the blank {blank} "
-                             f"(blank_label={p.blank_label!r})")
-        ext[b, 1:2 * counts[b]:2] = ints
+    with np.errstate(invalid='ignore'):
+        ints = lab.astype(np.int64)
+    used = np.arange(lab.shape[1])[None, :] < counts[:, None]
+    bad = used & ((ints != lab) | (ints < 0) | (ints >= classes) | (ints == blank))
+    if bad.any():
+        b = int(bad.any(axis=1).argmax())
+        raise ValueError(f"{op}: label {b} {lab[b, :counts[b]].tolist()} must hold class "
+                         f"indices in [0, {classes}) other than the blank {blank} "
+                         f"(blank_label={p.blank_label!r})")
+    ext[:, 1::2] = np.where(used, ints, blank)[:, :width // 2]
     z = x - x.max(axis=2, keepdims=True)
     logp = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
     return logp, frames, ext, 2 * counts + 1
 
 
-def _ctc(logp, frames, ext, sizes, want_grad):
-    """(losses (N,), gradients (T, N, C) w.r.t. the activations or None)."""
-    steps, n, classes = logp.shape
-    width = ext.shape[1]
-    rows = np.arange(n)[:, None]
-    valid = np.arange(width)[None, :] < sizes[:, None]
-    emit = np.where(valid[None], logp[:, rows, ext], _NEG)         # (T, N, S)
-    skip = np.zeros((n, width), bool)
-    skip[:, 2:] = (ext[:, 2:] != ext[:, :1]) & (ext[:, 2:] != ext[:, :-2])
-    alpha = np.full((steps, n, width), _NEG)
-    if steps:
-        alpha[0, :, :2] = emit[0, :, :2]
-    for t in range(1, steps):
-        prev = alpha[t - 1]
-        a = prev.copy()
-        a[:, 1:] = np.logaddexp(prev[:, 1:], prev[:, :-1])
-        a[:, 2:] = np.where(skip[:, 2:], np.logaddexp(a[:, 2:], prev[:, :-2]), a[:, 2:])
-        alpha[t] = a + emit[t]
-    last = np.maximum(frames - 1, 0)
-    end = alpha[last, np.arange(n)]                                  # (N, S)
-    tail = np.take_along_axis(end, np.stack([sizes - 1, np.maximum(sizes - 2, 0)], 1), 1)
-    tail[:, 1] = np.where(sizes > 1, tail[:, 1], _NEG)
-    loglik = np.logaddexp(tail[:, 0], tail[:, 1])
-    loglik = np.where(frames == 0, np.where(sizes == 1, 0.0, _NEG), loglik)
-    feasible = np.isfinite(loglik)
-    losses = np.where(feasible, -loglik, 0.0)
-    if not want_grad:
-        return losses, None
-    # beta[t, b, s]: log-probability of the rest of the label after frame t, from state s
-    beta = np.full((steps, n, width), _NEG)
-    start = np.zeros((n, width), bool)
-    start[np.arange(n), sizes - 1] = True
-    start[np.arange(n), np.maximum(sizes - 2, 0)] = True
-    for t in range(steps - 1, -1, -1):
-        if t < steps - 1:
-            e = beta[t + 1] + emit[t + 1]
-            b = e.copy()
-            b[:, :-1] = np.logaddexp(e[:, :-1], e[:, 1:])
-            b[:, :-2] = np.where(skip[:, 2:], np.logaddexp(b[:, :-2], e[:, 2:]), b[:, :-2])
-            beta[t] = b
-        here = (frames - 1 == t)[:, None]
-        beta[t] = np.where(here, np.where(start, 0.0, _NEG), beta[t])
-    with np.errstate(invalid='ignore'):
-        post = np.exp(alpha + beta - np.where(feasible, loglik, 0.0)[None, :, None])
-    post = np.where(np.isfinite(post), post, 0.0)
-    occupancy = np.zeros((steps, n, classes))
-    for b in range(n):
-        np.add.at(occupancy[:, b].T, ext[b], post[:, b].T)
-    grad = np.exp(logp) - occupancy
-    used = (np.arange(steps)[:, None] < frames[None, :]) & feasible[None, :]
-    return losses, np.where(used[:, :, None], grad, 0.0)
+def _ctc(logp, frames, ext, sizes, head=None):
+    """(losses (N,), gradients (T, N, C) w.r.t. the activations times the head gradient
+    `head` (N,), or None without it): the alpha/beta recursions of `mxcy._sampling.ctc`."""
+    losses = np.empty(logp.shape[1])
+    grad = None if head is None else np.empty(logp.shape)
+    if head is not None:
+        head = np.ascontiguousarray(np.asarray(head, np.float64).reshape(-1))
+    logp = np.ascontiguousarray(logp)
+    _sampling.ctc(logp, np.exp(logp), frames, ext, np.ascontiguousarray(sizes), losses, grad,
+                  head)
+    return losses, grad
 
 
 @register_op
@@ -134,7 +94,13 @@ class CTCLoss(OpSpec):
         Param('use_label_lengths', 'bool', False),
         Param('blank_label', 'str', 'first', choices=('first', 'last')),
     )
-    backward_needs = ('out_grads', 'inputs')
+    backward_needs = ('out_grads', 'outputs')
+
+    def outputs(self, p):
+        return ['output0', 'output1']
+
+    def num_visible_outputs(self, p):
+        return 1
 
     def arguments(self, p):
         return (['data', 'label'] + (['data_lengths'] if p.use_data_lengths else []) +
@@ -150,7 +116,7 @@ class CTCLoss(OpSpec):
             raise self.shape_error('label', '(batch_size, label_sequence_length)', label)
         n = data[1] if data is not None else (label[0] if label is not None else None)
         if n is None:
-            return shapes, [None], []
+            return shapes, [None, None], []
         if label is not None and label[0] != n:
             raise self.shape_error('label', f'({n}, label_sequence_length)', label,
                                    f'data {data} has batch size {n}')
@@ -158,23 +124,29 @@ class CTCLoss(OpSpec):
             if shapes[i] is not None and shapes[i] != (n,):
                 raise self.shape_error(name, (n,), shapes[i])
             shapes[i] = (n,)
-        return shapes, [(n,)], []
+        return shapes, [(n,), data], []
 
     def infer_type(self, p, in_types):
-        return list(in_types), [in_types[0]], []
+        return list(in_types), [in_types[0]] * 2, []
 
     def forward(self, p, is_train, req, ins, outs, aux):
+        """The losses, and (hidden output1, as in MXNet) their gradients w.r.t. data, which
+        the one pass over alpha and beta gives with them; backward scales them."""
         name = self.name
 
-        def value(x, label, *extra):
-            return _ctc(*_prepare(name, p, x, label, extra), want_grad=False)[0]
-        push_value(value, ins, outs[0], req[0], name)
+        def run(x, label, *rest):
+            extra, (loss_out, grad_out) = rest[:-2], rest[-2:]
+            losses, grad = _ctc(*_prepare(name, p, x, label, extra), head=np.ones(x.shape[1]))
+            if req[0] == 'add':
+                loss_out += losses
+            elif req[0] != 'null':
+                np.copyto(loss_out, losses, casting='unsafe')
+            np.copyto(grad_out, grad, casting='unsafe')
+        push_numpy(run, list(ins), list(outs), name)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        name = self.name
-
-        def grad(head, x, label, *extra):
-            _, g = _ctc(*_prepare(name, p, x, label, extra), want_grad=True)
-            return g * np.asarray(head, dtype=np.float64)[None, :, None]
-        push_value(grad, [out_grads[0]] + list(ins), in_grads[0], req[0], name + '_backward')
-        zero_grads(req, in_grads, which=tuple(range(1, len(ins))))
+        def grad(head, g):
+            return g * np.asarray(head, np.float64)[None, :, None]
+        push_value(grad, [out_grads[0], outs[1]], in_grads[0], req[0],
+                   self.name + '_backward')
+        zero_grads(req, in_grads, which=tuple(range(1, len(in_grads))))

@@ -13,49 +13,20 @@ position lies outside (−1, H) × (−1, W). The modulated variant (DCNv2) mult
 sample by mask[n, g·K + k, oh, ow]. The sampled columns then meet the weight as in an
 ordinary grouped convolution (num_group), plus bias.
 
-Gradients flow to data, offset (the derivative of the bilinear weights in h and w),
-mask, weight and bias. Shapes: offset (N, 2·dg·K, OH, OW), mask (N, dg·K, OH, OW),
+The sampling (and its scatter back) is `mxcy._sampling.deform_im2col`/`deform_col2im`
+in C; the contraction with the weight one batched GEMM. Gradients flow to data, offset
+(the derivative of the bilinear weights in h and w), mask, weight and bias.
+Shapes: offset (N, 2·dg·K, OH, OW), mask (N, dg·K, OH, OW),
 weight (num_filter, C / num_group, kh, kw), bias (num_filter,).
 """
 import numpy as np
 
+from mxcy import _sampling
 from mxcy.operator._conv_numpy import conv_out_size
+from mxcy.operator._kernel_op import push_kernel
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op, unify_shape
-
-# corner (dh, dw) of the bilinear stencil and the derivative signs of its weight:
-# weight = (lh if dh else 1 - lh) * (lw if dw else 1 - lw)
-_CORNERS = ((0, 0), (0, 1), (1, 0), (1, 1))
-
-
-def bilinear_taps(h, w, height, width, clamp):
-    """The 4 bilinear taps at positions (h, w): a list of (flat index, weight,
-    d weight/dh, d weight/dw). Without `clamp` (DCNv2 sampling), pixels outside the image
-    read 0 and positions outside (−1, H) × (−1, W) get zero weights. With `clamp` (MXNet's
-    DeformableConvolution sampling), positions outside [0, H) × [0, W) get zero weights
-    and one in [H − 1, H) reads row H − 1 only (likewise for columns), so it does not
-    move with h there."""
-    if clamp:
-        inside = (h >= 0) & (w >= 0) & (h < height) & (w < width)
-        free_h, free_w = h < height - 1, w < width - 1
-        h, w = np.where(free_h, h, height - 1), np.where(free_w, w, width - 1)
-    else:
-        inside = (h > -1) & (w > -1) & (h < height) & (w < width)
-        free_h = free_w = True
-    h0, w0 = np.floor(h), np.floor(w)
-    lh, lw = h - h0, w - w0
-    h0, w0 = h0.astype(np.int64), w0.astype(np.int64)
-    taps = []
-    for dh, dw in _CORNERS:
-        hh, ww = h0 + dh, w0 + dw
-        ok = inside & (hh >= 0) & (hh < height) & (ww >= 0) & (ww < width)
-        fh, fw = (lh if dh else 1 - lh), (lw if dw else 1 - lw)
-        sh, sw = (1 if dh else -1), (1 if dw else -1)
-        idx = np.clip(hh, 0, height - 1) * width + np.clip(ww, 0, width - 1)
-        taps.append((idx, fh * fw * ok, sh * fw * (ok & free_h), sw * fh * (ok & free_w)))
-    return taps
-
 
 _PARAMS = (Param('kernel', 'shape'), Param('stride', 'shape', ()),
            Param('dilate', 'shape', ()), Param('pad', 'shape', ()),
@@ -123,72 +94,66 @@ class _DeformableConv(NumpyOp):
             shapes[i] = unify_shape(self, name, want[name], shapes[i])
         return shapes, [(n, p.num_filter) + out], []
 
-    def _columns(self, p, x, offset, mask):
-        """The sampled, masked columns (N, dg, Cg, K·P), the unmasked samples, the taps
-        and the output size."""
-        stride, pad, dilate = self.geometry(p)
-        n, c, height, width = x.shape
-        kh, kw = p.kernel
-        dg = p.num_deformable_group
-        oh, ow = offset.shape[2:]
-        grid_h = (np.arange(oh) * stride[0] - pad[0])[None, :, None] + \
-            (np.arange(kh) * dilate[0]).repeat(kw)[:, None, None]
-        grid_w = (np.arange(ow) * stride[1] - pad[1])[None, None, :] + \
-            np.tile(np.arange(kw) * dilate[1], kh)[:, None, None]
-        off = offset.reshape(n, dg, kh * kw, 2, oh, ow)
-        h = (grid_h + off[:, :, :, 0]).reshape(n, dg, 1, -1)
-        w = (grid_w + off[:, :, :, 1]).reshape(n, dg, 1, -1)
-        taps = bilinear_taps(h, w, height, width, self.clamp)
-        xf = x.reshape(n, dg, c // dg, height * width)
-        val = sum(np.take_along_axis(xf, idx, axis=3) * wt for idx, wt, _, _ in taps)
-        m = mask.reshape(n, dg, 1, -1) if mask is not None else None
-        return (val * m if m is not None else val), val, taps, (oh, ow)
-
     def _split(self, p, xs):
         mask = xs[2] if self.modulated else None
         k = 3 if self.modulated else 2
         return xs[0], xs[1], mask, xs[k], (None if p.no_bias else xs[k + 1])
 
-    def compute(self, p, *xs):
-        x, offset, mask, weight, bias = self._split(p, xs)
-        cols, _, _, (oh, ow) = self._columns(p, x, offset, mask)
-        n, g = x.shape[0], p.num_group
-        cols = cols.reshape(n, g, -1, oh * ow)       # (N, G, Cg·K, P)
-        wg = weight.reshape(g, p.num_filter // g, -1)
-        y = np.einsum('gfk,ngkp->ngfp', wg, cols).reshape(n, p.num_filter, oh, ow)
-        return y if bias is None else y + bias.reshape(1, -1, 1, 1)
+    def _geo(self, p):
+        stride, pad, dilate = self.geometry(p)
+        return tuple(p.kernel) + stride + pad + dilate
 
-    def grad(self, p, dys, xs, ys):
-        x, offset, mask, weight, bias = self._split(p, xs)
-        cols, val, taps, (oh, ow) = self._columns(p, x, offset, mask)
-        n, c, height, width = x.shape
-        g, dg = p.num_group, p.num_deformable_group
-        dy = dys[0].reshape(n, g, p.num_filter // g, oh * ow)
-        wg = weight.reshape(g, p.num_filter // g, -1)
-        dw = np.einsum('ngfp,ngkp->gfk', dy, cols.reshape(n, g, -1, oh * ow))
-        dcols = np.einsum('gfk,ngfp->ngkp', wg, dy).reshape(val.shape)  # (N, dg, Cg, L)
-        dmask = None
-        if mask is not None:
-            dmask = (dcols * val).sum(axis=2).reshape(mask.shape)
-            dcols = dcols * mask.reshape(n, dg, 1, -1)
-        # data: scatter each tap's share back through one bincount over flat indices
-        base = (np.arange(n * c) * height * width).reshape(n, dg, c // dg, 1)
-        dx = np.zeros(n * c * height * width)
-        dh = dwid = 0
-        xf = x.reshape(n, dg, c // dg, height * width)
-        for idx, wt, wt_h, wt_w in taps:
-            dx += np.bincount((base + idx).ravel(), (dcols * wt).ravel(), dx.size)
-            v = (dcols * np.take_along_axis(xf, idx, axis=3)).sum(axis=2)
-            dh = dh + v * wt_h[:, :, 0]
-            dwid = dwid + v * wt_w[:, :, 0]
-        kk = p.kernel[0] * p.kernel[1]
-        doff = np.stack([dh.reshape(n, dg, kk, oh, ow), dwid.reshape(n, dg, kk, oh, ow)], 3)
-        grads = [dx.reshape(x.shape), doff.reshape(offset.shape)]
-        grads += [dmask] if self.modulated else []
-        grads.append(dw.reshape(weight.shape))
-        if bias is not None:
-            grads.append(dys[0].sum(axis=(0, 2, 3)))
-        return tuple(grads)
+    def _columns(self, p, x, offset, mask):
+        """The sampled (and masked) columns (N, C·K, P)."""
+        n, c = x.shape[:2]
+        cols = np.empty((n, c * p.kernel[0] * p.kernel[1], offset.shape[2] * offset.shape[3]),
+                        x.dtype)
+        _sampling.deform_im2col(x, offset, mask, cols, *self._geo(p),
+                                p.num_deformable_group, self.clamp)
+        return cols
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        def run(xs, bufs, adds):
+            x, offset, mask, weight, bias = self._split(p, xs)
+            n, g, (oh, ow) = x.shape[0], p.num_group, offset.shape[2:]
+            cols = self._columns(p, x, offset, mask).reshape(n, g, -1, oh * ow)
+            wg = weight.reshape(g, p.num_filter // g, -1)
+            y = bufs[0].reshape(n, g, p.num_filter // g, oh * ow)     # a view: C-contiguous
+            for i in range(n):
+                for j in range(g):
+                    _sampling.gemm(wg[j], cols[i, j], y[i, j])
+            if bias is not None:
+                bufs[0] += bias.reshape(1, -1, 1, 1)
+        push_kernel(run, ins, outs, req, self.name)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        def run(xs, bufs, adds):
+            dy, (x, offset, mask, weight, bias) = xs[0], self._split(p, xs[1:])
+            n, g, (oh, ow) = x.shape[0], p.num_group, offset.shape[2:]
+            f = p.num_filter // g
+            dyg = dy.reshape(n, g, f, oh * ow)
+            wg = weight.reshape(g, f, -1)
+            dcols = np.empty((n, g, wg.shape[2], oh * ow), x.dtype)
+            for i in range(n):
+                for j in range(g):
+                    _sampling.gemm(wg[j], dyg[i, j], dcols[i, j], trans_a=True)
+            names = self.arguments(p)
+            grads = {k: (bufs[i] if bufs[i] is not None else np.empty(xs[1 + i].shape, x.dtype))
+                     for i, k in enumerate(names)}
+            _sampling.deform_col2im(x, offset, mask, dcols.reshape(n, -1, oh * ow),
+                                    grads['data'], grads['offset'], grads.get('mask'),
+                                    *self._geo(p), p.num_deformable_group, self.clamp)
+            if bufs[names.index('weight')] is not None:
+                cols = self._columns(p, x, offset, mask).reshape(n, g, -1, oh * ow)
+                dw = grads['weight'].reshape(g, f, -1)
+                for i in range(n):
+                    for j in range(g):
+                        _sampling.gemm(dyg[i, j], cols[i, j], dw[j], trans_b=True,
+                                       beta=1.0 if i else 0.0)
+            if bias is not None and bufs[-1] is not None:
+                grads['bias'][...] = dy.sum(axis=(0, 2, 3))
+        push_kernel(run, list(out_grads[:1]) + list(ins), in_grads, req,
+                    self.name + '_backward')
 
 
 @register_op

@@ -16,10 +16,13 @@ Crop, L2Normalization, LRN, SVMOutput, SoftmaxActivation, im2col and col2im.
   the classes are on the last axis, label has data's shape without it.
 * SoftmaxActivation: softmax over all but axis 0 ('instance') or over axis 1 ('channel').
 * im2col: (N, C, spatial) -> (N, C * prod(kernel), L) sliding blocks; col2im sums blocks
-  back into (N, C, output_size); each is the other's gradient.
+  back into (N, C, output_size); each is the other's gradient. 2-D blocks use the C
+  kernels of mxcy._sampling, 1-D and 3-D the NumPy code here.
 """
 import numpy as np
 
+from mxcy import _sampling
+from mxcy.operator._kernel_op import push_kernel
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import get_op, register_op
@@ -82,7 +85,17 @@ class UpSampling(NumpyOp):
             spec, q = self._deconv(p, ins[0].shape[1])
             spec.forward(q, is_train, req, ins, outs, aux)
             return
-        super().forward(p, is_train, req, ins, outs, aux)
+        if req[0] == 'null':
+            return
+        total = p.multi_input_mode == 'sum'
+
+        def run(xs, bufs, adds):
+            c0 = 0
+            for i, x in enumerate(xs):      # C loops: each input pixel into its block
+                _sampling.upsample_nearest(x, bufs[0], 0 if total else c0,
+                                           adds[0] or (total and i > 0))
+                c0 += x.shape[1]
+        push_kernel(run, ins, outs, req, self.name, can_add=True)
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         if p.sample_type == 'bilinear':
@@ -333,6 +346,19 @@ def _blocks(spatial, p, stride, dilate, out):
                          zip(off, dilate, stride, out))
 
 
+def _push_blocks(op, p, spatial, to_cols, ins, outs, req, name):
+    """2-D: im2col (to_cols) or col2im with the C kernels of mxcy._sampling, one op."""
+    stride, dilate, pad, out = _geometry(op, p, spatial)
+    geo = tuple(p.kernel) + stride + pad + dilate + out
+
+    def run(xs, bufs, adds):
+        if to_cols:
+            _sampling.im2col2d(xs[0], bufs[0], *geo)
+        else:
+            _sampling.col2im2d(xs[0], bufs[0], *geo, adds[0])
+    push_kernel(run, ins, outs, req, name, can_add=not to_cols)
+
+
 @register_op
 class im2col(NumpyOp):
     """Sliding blocks of (N, C, spatial...) as columns (N, C * prod(kernel), L)."""
@@ -346,6 +372,17 @@ class im2col(NumpyOp):
             return [None], [None], []
         _, _, _, out = _geometry(self, p, d[2:])
         return [tuple(d)], [(d[0], d[1] * int(np.prod(p.kernel)), int(np.prod(out)))], []
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if len(p.kernel) != 2:
+            return super().forward(p, is_train, req, ins, outs, aux)
+        _push_blocks(self, p, ins[0].shape[2:], True, ins, outs, req, self.name)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if len(p.kernel) != 2:
+            return super().backward(p, req, out_grads, ins, outs, in_grads, aux)
+        _push_blocks(self, p, ins[0].shape[2:], False, out_grads[:1], in_grads, req,
+                     self.name + '_backward')
 
     def compute(self, p, x):
         stride, dilate, pad, out = _geometry(self, p, x.shape[2:])
@@ -386,6 +423,17 @@ class col2im(NumpyOp):
         if len(d) != 3 or d[1] % k or d[2] != int(np.prod(out)):
             raise self.shape_error('data', f'(N, C * {k}, {int(np.prod(out))})', tuple(d))
         return [tuple(d)], [(d[0], d[1] // k) + tuple(p.output_size)], []
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if len(p.kernel) != 2:
+            return super().forward(p, is_train, req, ins, outs, aux)
+        _push_blocks(self, p, p.output_size, False, ins, outs, req, self.name)
+
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        if len(p.kernel) != 2:
+            return super().backward(p, req, out_grads, ins, outs, in_grads, aux)
+        _push_blocks(self, p, p.output_size, True, out_grads[:1], in_grads, req,
+                     self.name + '_backward')
 
     def compute(self, p, cols):
         k = int(np.prod(p.kernel))

@@ -8,13 +8,16 @@ BilinearSampler, SpatialTransformer and ROIPooling.
   grid[n, :, i, j] ((-1, -1) the top-left pixel's centre, (1, 1) the bottom-right's),
   bilinearly, with zeros outside; gradients to data and grid.
 * SpatialTransformer (affine, bilinear): GridGenerator(loc) then BilinearSampler.
+  Both sample with the C kernels of `mxcy._sampling` (in the data's float dtype).
 * ROIPooling: rois (R, 5) = (batch index, x1, y1, x2, y2) in input-image coordinates,
   scaled by spatial_scale and rounded; each of the pooled_size bins of a region takes
   the max of its cells (0 for an empty bin); the gradient goes to the arg-max cell.
 """
 import numpy as np
 
+from mxcy import _sampling
 from mxcy._ops import push_roi_pool, roi_pool_supported
+from mxcy.operator._kernel_op import push_kernel
 from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -68,51 +71,35 @@ class GridGenerator(NumpyOp):
         return (dy / np.array([(w - 1) / 2.0, (h - 1) / 2.0]).reshape(1, 2, 1, 1),)
 
 
-def _corners(data, grid):
-    """Per output point: the four neighbour indices, their weights and validity."""
-    n, c, h, w = data.shape
-    x = (grid[:, 0] + 1) * (w - 1) / 2.0
-    y = (grid[:, 1] + 1) * (h - 1) / 2.0
-    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
-    fx, fy = x - x0, y - y0
-    out = []
-    for dy_, dx_, wgt, dwx, dwy in ((0, 0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)),
-                                    (0, 1, fx * (1 - fy), (1 - fy), -fx),
-                                    (1, 0, (1 - fx) * fy, -fy, (1 - fx)),
-                                    (1, 1, fx * fy, fy, fx)):
-        yy, xx = y0 + dy_, x0 + dx_
-        valid = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
-        out.append((np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1), wgt * valid,
-                    dwx * valid, dwy * valid))
-    return out
+def _sample(xs, bufs, adds):
+    _sampling.bilinear_forward(xs[0], xs[1], bufs[0])
 
 
-def _gather(data, yy, xx):
-    """data[n, :, yy[n], xx[n]] -> (N, C, Ho, Wo)."""
-    nidx = np.arange(data.shape[0])[:, None, None]
-    return np.moveaxis(data[nidx, :, yy, xx], -1, 1)
+def _affine_grid(loc, h, w):
+    """GridGenerator 'affine' in loc's dtype: (N, 2, H, W)."""
+    base = _base_grid(h, w).astype(loc.dtype)
+    theta = loc.reshape(-1, 2, 3, 1)
+    grid = theta[:, :, 0] * base[0] + theta[:, :, 1] * base[1] + theta[:, :, 2]
+    return grid.reshape(-1, 2, h, w), base
 
 
-def bilinear_sample(data, grid):
-    out = 0
-    for yy, xx, wgt, _, _ in _corners(data, grid):
-        out = out + _gather(data, yy, xx) * wgt[:, None]
-    return out
+def _push_sampler_grads(op, p, req, dy, ins, in_grads):
+    """d data and d grid (SpatialTransformer: d loc) of the bilinear sampling, one op."""
+    affine = op.name == 'SpatialTransformer'
 
-
-def bilinear_grads(data, grid, dy):
-    n, c, h, w = data.shape
-    d_data = np.zeros(data.shape, np.float64)
-    d_grid = np.zeros(grid.shape, np.float64)
-    nidx = np.broadcast_to(np.arange(n)[:, None, None], grid.shape[:1] + grid.shape[2:])
-    for yy, xx, wgt, dwx, dwy in _corners(data, grid):
-        contrib = dy * wgt[:, None]                                   # (N, C, Ho, Wo)
-        for ch in range(c):
-            np.add.at(d_data, (nidx, ch, yy, xx), contrib[:, ch])
-        v = _gather(data, yy, xx)
-        d_grid[:, 0] += (dy * v * dwx[:, None]).sum(1) * (w - 1) / 2.0
-        d_grid[:, 1] += (dy * v * dwy[:, None]).sum(1) * (h - 1) / 2.0
-    return d_data, d_grid
+    def run(xs, bufs, adds):
+        dyv, data, second = xs
+        if affine:
+            grid, base = _affine_grid(second, *p.target_shape)
+            ggrid = None if bufs[1] is None else np.empty(grid.shape, grid.dtype)
+        else:
+            grid, ggrid = second, bufs[1]
+        _sampling.bilinear_backward(data, grid, dyv, bufs[0], ggrid, adds[0], adds[1])
+        if affine and ggrid is not None:
+            n = grid.shape[0]
+            bufs[1][...] = (ggrid.reshape(2 * n, -1) @ base.T).reshape(n, 6)
+    push_kernel(run, [dy] + list(ins), in_grads, req, op.name + '_backward',
+                can_add=not affine)
 
 
 @register_op
@@ -135,11 +122,11 @@ class BilinearSampler(NumpyOp):
             raise self.shape_error('grid', f'({d[0]}, 2, H, W)', tuple(g))
         return [tuple(d), tuple(g)], [(d[0], d[1]) + tuple(g[2:])], []
 
-    def compute(self, p, data, grid):
-        return bilinear_sample(data, grid)
+    def forward(self, p, is_train, req, ins, outs, aux):
+        push_kernel(_sample, ins, outs, req, self.name)
 
-    def grad(self, p, dys, xs, ys):
-        return bilinear_grads(xs[0], xs[1], dys[0])
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        _push_sampler_grads(self, p, req, out_grads[0], ins, in_grads)
 
 
 @register_op
@@ -166,19 +153,14 @@ class SpatialTransformer(NumpyOp):
         out = None if d is None else (d[0], d[1]) + tuple(p.target_shape)
         return [d and tuple(d), loc and tuple(loc)], [out], []
 
-    def compute(self, p, data, loc):
-        h, w = p.target_shape
-        grid = (loc.reshape(-1, 2, 3) @ _base_grid(h, w)).reshape(-1, 2, h, w)
-        return bilinear_sample(data, grid)
+    def forward(self, p, is_train, req, ins, outs, aux):
+        def run(xs, bufs, adds):
+            _sampling.bilinear_forward(xs[0], _affine_grid(xs[1], *p.target_shape)[0],
+                                       bufs[0])
+        push_kernel(run, ins, outs, req, self.name)
 
-    def grad(self, p, dys, xs, ys):
-        data, loc = xs
-        h, w = p.target_shape
-        base = _base_grid(h, w)
-        grid = (loc.reshape(-1, 2, 3) @ base).reshape(-1, 2, h, w)
-        d_data, d_grid = bilinear_grads(data, grid, dys[0])
-        n = loc.shape[0]
-        return d_data, (d_grid.reshape(n, 2, h * w) @ base.T).reshape(n, 6)
+    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
+        _push_sampler_grads(self, p, req, out_grads[0], ins, in_grads)
 
 
 @register_op
