@@ -15,6 +15,7 @@ MOD_NAMES = [
     "mxcy._conv",
     "mxcy._rnn",
     "mxcy._fused",
+    "mxcy._lrn",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -34,8 +35,10 @@ COMPILER_DIRECTIVES = {
 
 # Per-module compiler flags. _rnn: its float32 sigmoid/tanh loops (mxcy/_rnn_math.h) clamp
 # their argument before an int conversion; with trapping math GCC keeps that as a branch and
-# leaves the loop scalar. mxcy never reads floating-point exception flags.
-EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
+# leaves the loop scalar; _lrn: its square roots vectorise only without errno. mxcy never reads
+# floating-point exception flags or errno.
+EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"],
+                      "mxcy._lrn": ["-fno-trapping-math", "-fno-math-errno"]}
 
 # C headers a module includes (a change to one rebuilds the module)
 HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h"],
