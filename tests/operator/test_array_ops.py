@@ -1,0 +1,31 @@
+"""amp_cast (mxcy/operator/array_ops.py): one cast into the output, as Cast; the gradient
+is cast back to the input's dtype; req 'add' accumulates."""
+import numpy as np
+import pytest
+
+import mxcy as mx
+
+
+@pytest.mark.parametrize('src, dst', [('float32', 'float16'), ('float16', 'float32'),
+                                      ('float32', 'float64'), ('float32', 'float32')])
+def test_amp_cast_forward_and_gradient(src, dst):
+    x = np.random.default_rng(2).uniform(-70000, 70000, (3, 257)).astype(src)
+    a = mx.nd.array(x, dtype=src)
+    a.attach_grad()
+    head = np.random.default_rng(3).uniform(-2, 2, x.shape).astype(dst)
+    with mx.autograd.record():
+        y = mx.nd.amp_cast(a, dtype=dst)
+    y.backward(mx.nd.array(head, dtype=dst))
+    assert y.dtype == np.dtype(dst) and a.grad.dtype == np.dtype(src)
+    np.testing.assert_array_equal(y.asnumpy(), x.astype(dst))     # (float16: inf past 65504)
+    np.testing.assert_array_equal(a.grad.asnumpy(), head.astype(src))
+    out = mx.nd.ones(x.shape, dtype=dst)
+    mx.nd.amp_cast(a, dtype=dst, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), x.astype(dst))
+    assert mx.nd.amp_cast(mx.nd.zeros((0, 4), dtype=src), dtype=dst).shape == (0, 4)
+
+
+def test_amp_cast_symbol_infers_the_dtype():
+    s = mx.sym.amp_cast(mx.sym.var('x'), dtype='float16')
+    _, out_types, _ = s.infer_type(x='float32')
+    assert out_types == [np.float16]
