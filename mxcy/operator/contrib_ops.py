@@ -217,11 +217,18 @@ class quadratic(_Elemwise):
     params = ParamSchema(Param('a', 'float', 0.0), Param('b', 'float', 0.0),
                          Param('c', 'float', 0.0))
 
-    def compute(self, p, x):
-        return p.a * x * x + p.b * x + p.c
+    def compute(self, p, x):          # (a x + b) x + c: one temporary, updated in place
+        t = np.multiply(x, p.a)
+        t += p.b
+        t *= x
+        t += p.c
+        return t
 
     def grad(self, p, dys, xs, ys):
-        return (dys[0] * (2 * p.a * xs[0] + p.b),)
+        t = np.multiply(xs[0], 2 * p.a)
+        t += p.b
+        t *= dys[0]
+        return (t,)
 
 
 @_contrib
