@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special
 
 from mxcy import _ndarray
+from mxcy._npkernels import uniform_pdf_select
 from mxcy.operator._compute import bit_select
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
@@ -119,11 +120,15 @@ def _uniform_into(p, sample, low, high, out):
     with np.errstate(all='ignore'):
         width = high.astype(np.float64) - low
         inside = (-np.log(width) if p.is_log else 1 / width).astype(out.dtype)
+    outside = -np.inf if p.is_log else 0.0
+    if uniform_pdf_select(sample, np.ascontiguousarray(low), np.ascontiguousarray(high),
+                          inside, outside, out):
+        return out          # the C select (float32/float64 of one dtype, contiguous)
     mask = sample >= low
     mask &= sample <= high
     if p.is_log or not (np.isfinite(inside).all() and (inside >= 0).all()):
-        bit_select(mask, np.broadcast_to(inside, out.shape),
-                   np.full((), -np.inf if p.is_log else 0, out.dtype), out)
+        bit_select(mask, np.broadcast_to(inside, out.shape), np.full((), outside, out.dtype),
+                   out)
     else:           # inside · 1 or inside · 0 (finite, >= 0): one multiply pass, no select
         np.multiply(mask, inside, out=out)
     return out
