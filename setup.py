@@ -48,7 +48,8 @@ HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h"],
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
            "mxcy._fused": ["mxcy/_conv.pxd"],
-           "mxcy._npkernels": ["mxcy/_npkernels.h"]}
+           "mxcy._npkernels": ["mxcy/_npkernels.h"],
+           "mxcy._lrn": ["mxcy/_lrn.h"]}
 
 
 def make_extension(name):

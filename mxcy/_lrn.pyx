@@ -5,13 +5,13 @@ backward reads), on C-contiguous float32/float64 NumPy arrays of shape (N, C, ..
     s[n, c, i] = knorm + alpha / nsize · Σ x[n, c', i]²,  |c' - c| <= nsize // 2, 0 <= c' < C
     y = x · s^-beta
 
-One pass per channel row: the window's squares summed in the element type (as MXNet's
-float32 kernel), s^-beta by two square roots for beta = 0.75 and one for 0.5 (LRN's usual
-values; within 2 ulp of pow), pow otherwise. The callers (mxcy/operator/nn_extra.py) run
-these inside one engine op; the loops release the GIL.
+One pass per channel row (the loops of _lrn.h, AVX2 or baseline picked at load): the
+window's squares summed in the element type (as MXNet's float32 kernel), s^-beta by two
+square roots for beta = 0.75 and one for 0.5 (LRN's usual values; within 2 ulp of pow), pow
+otherwise. The callers (mxcy/operator/nn_extra.py) run these inside one engine op; the
+loops release the GIL.
 """
 cimport numpy as cnp
-from libc.math cimport sqrt, pow
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 
@@ -24,51 +24,35 @@ ctypedef fused real_t:
     double
 
 
-cdef void window_scale(const real_t* x, real_t* s, int64_t c, int64_t hw, int64_t ch,
-                       int half, real_t alpha_n, real_t knorm) noexcept nogil:
-    """s[0:hw] := knorm + alpha_n · Σ x[k, 0:hw]² over the window around channel ch."""
-    cdef int64_t lo = ch - half if ch > half else 0
-    cdef int64_t hi = ch + half if ch + half < c else c - 1
-    cdef int64_t i, k
-    cdef const real_t* xk
-    for i in range(hw):
-        s[i] = 0
-    for k in range(lo, hi + 1):
-        xk = x + k * hw
-        for i in range(hw):
-            s[i] += xk[i] * xk[i]
-    for i in range(hw):
-        s[i] = knorm + alpha_n * s[i]
+cdef extern from "_lrn.h" nogil:
+    void mxcy_lrn_row_f32(const float* x, const float* xr, float* s, float* y, int64_t hw,
+                          int64_t lo, int64_t hi, float alpha_n, float knorm, float beta,
+                          int scale_only)
+    void mxcy_lrn_row_f64(const double* x, const double* xr, double* s, double* y,
+                          int64_t hw, int64_t lo, int64_t hi, double alpha_n, double knorm,
+                          double beta, int scale_only)
 
 
 cdef void lrn_rows(const real_t* x, real_t* y, real_t* s, int64_t nb, int64_t c,
                    int64_t hw, int half, real_t alpha_n, real_t beta, real_t knorm,
                    bint scale_only) noexcept nogil:
-    """y := x · s^-beta (scale_only: y := s), one channel row at a time (s: hw elements of
-    scratch; y must not overlap x)."""
-    cdef int64_t n, ch, i
+    """y := x · s^-beta (scale_only: y := s), one channel row at a time by the loops of
+    _lrn.h (s: hw elements of scratch; y must not overlap x)."""
+    cdef int64_t n, ch, lo, hi
     cdef const real_t* xn
-    cdef const real_t* xr
     cdef real_t* yr
-    cdef real_t r
     for n in range(nb):
         xn = x + n * c * hw
         for ch in range(c):
-            xr = xn + ch * hw
+            lo = ch - half if ch > half else 0
+            hi = ch + half if ch + half < c else c - 1
             yr = y + (n * c + ch) * hw
-            window_scale(xn, yr if scale_only else s, c, hw, ch, half, alpha_n, knorm)
-            if scale_only:
-                continue
-            if beta == 0.75:
-                for i in range(hw):
-                    r = sqrt(s[i])
-                    yr[i] = xr[i] / (r * sqrt(r))
-            elif beta == 0.5:
-                for i in range(hw):
-                    yr[i] = xr[i] / sqrt(s[i])
+            if real_t is float:
+                mxcy_lrn_row_f32(xn, xn + ch * hw, yr if scale_only else s, yr, hw, lo, hi,
+                                 alpha_n, knorm, beta, scale_only)
             else:
-                for i in range(hw):
-                    yr[i] = xr[i] * <real_t>pow(s[i], -beta)
+                mxcy_lrn_row_f64(xn, xn + ch * hw, yr if scale_only else s, yr, hw, lo, hi,
+                                 alpha_n, knorm, beta, scale_only)
 
 
 def _check(name, x, out):
