@@ -152,7 +152,12 @@ class arange_like(NumpyOp):
 
     def compute(self, p, x):
         n = x.size if p.axis is None else x.shape[check_axis(self, p.axis, x.shape)]
-        values = p.start + p.step * (np.arange(n) // max(p.repeat, 1))
+        values = np.arange(n, dtype=np.float64)     # in float64, updated in place
+        if p.repeat > 1:                            # floor(i / repeat): exact below 2^53
+            values /= p.repeat                      # (int64 // does not vectorise)
+            np.floor(values, out=values)
+        values *= p.step
+        values += p.start
         return values.reshape(x.shape if p.axis is None else (n,))
 
 
