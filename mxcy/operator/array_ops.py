@@ -365,4 +365,6 @@ class multi_sum_sq(_Variadic):
         return list(in_types), ['float32'], []
 
     def compute(self, p, *xs):
-        return np.array([float(np.square(x.astype(np.float64)).sum()) for x in xs])
+        # accumulated in float64 by einsum's buffered cast (no float64 copy of each input)
+        return np.array([float(np.einsum('i,i->', x.ravel(), x.ravel(), dtype=np.float64))
+                         for x in xs])

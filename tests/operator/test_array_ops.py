@@ -29,3 +29,15 @@ def test_amp_cast_symbol_infers_the_dtype():
     s = mx.sym.amp_cast(mx.sym.var('x'), dtype='float16')
     _, out_types, _ = s.infer_type(x='float32')
     assert out_types == [np.float16]
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_multi_sum_sq_accumulates_in_float64(dtype):
+    # 2^20 float32 values near 1: a float32 running sum would be off by ~1e-3 relative
+    a = (1 + np.random.default_rng(4).uniform(0, 1e-3, (1024, 1024))).astype(dtype)
+    b = np.arange(7).reshape(7, 1).astype(dtype)
+    got = mx.nd.multi_sum_sq(mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype),
+                             mx.nd.zeros((0, 3), dtype=dtype), num_arrays=3)
+    assert got.dtype == np.float32
+    want = [float((a.astype(np.float64) ** 2).sum()), 91.0, 0.0]
+    np.testing.assert_allclose(got.asnumpy(), np.array(want, np.float32), rtol=1e-7)
