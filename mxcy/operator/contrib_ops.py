@@ -15,6 +15,7 @@
 """
 import numpy as np
 
+from mxcy import _ndarray
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -223,11 +224,27 @@ class quadratic(_Elemwise):
                          Param('c', 'float', 0.0))
 
     def compute(self, p, x):          # (a x + b) x + c: one temporary, updated in place
-        t = np.multiply(x, p.a)
+        return self._horner(p, x, np.multiply(x, p.a))
+
+    @staticmethod
+    def _horner(p, x, t):               # t holds a x
         t += p.b
         t *= x
         t += p.c
         return t
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if req[0] != 'write' or ins[0].dtype != outs[0].dtype or \
+                np.dtype(ins[0].dtype).kind != 'f':
+            NumpyOp.forward(self, p, is_train, req, ins, outs, aux)
+            return
+
+        def run(x, o):                  # straight into the output (no copy of a result)
+            if np.shares_memory(x, o):
+                o[...] = self.compute(p, x)
+            else:
+                self._horner(p, x, np.multiply(x, p.a, out=o))
+        _ndarray.push_numpy(run, [ins[0]], [outs[0]], self.name)
 
     def grad(self, p, dys, xs, ys):
         t = np.multiply(xs[0], 2 * p.a)
