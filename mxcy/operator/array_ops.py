@@ -278,7 +278,8 @@ class khatri_rao(_Variadic):
 @register_op
 class amp_cast(OpSpec):
     """data cast to `dtype` (MXNet's mixed-precision cast; the gradient casts back): one
-    pass into the output, as Cast."""
+    pass into the output, as Cast. As MXNet, only float16/float32 data is cast; float64 and
+    integer data pass through unchanged."""
     name = 'amp_cast'
     params = ParamSchema(Param('dtype', 'dtype'))
     backward_needs = ('out_grads',)
@@ -286,6 +287,9 @@ class amp_cast(OpSpec):
     backward = Cast.backward
 
     def infer_type(self, p, in_types):
+        t = in_types[0]
+        if t is not None and np.dtype(t) not in (np.float16, np.float32):
+            return list(in_types), [t], []
         return list(in_types), [p.dtype], []
 
 

@@ -41,3 +41,15 @@ def test_multi_sum_sq_accumulates_in_float64(dtype):
     assert got.dtype == np.float32
     want = [float((a.astype(np.float64) ** 2).sum()), 91.0, 0.0]
     np.testing.assert_allclose(got.asnumpy(), np.array(want, np.float32), rtol=1e-7)
+
+
+@pytest.mark.parametrize('src', ['float64', 'int32', 'uint8', 'int64'])
+def test_amp_cast_leaves_other_dtypes_unchanged(src):
+    # MXNet 1.9.1 casts only float16/float32 data (float64 and integers pass through)
+    x = np.arange(6).reshape(2, 3).astype(src)
+    for dst in ('float16', 'float32', 'float64'):
+        y = mx.nd.amp_cast(mx.nd.array(x, dtype=src), dtype=dst)
+        assert y.dtype == np.dtype(src)
+        np.testing.assert_array_equal(y.asnumpy(), x)
+    _, out_types, _ = mx.sym.amp_cast(mx.sym.var('x'), dtype='float16').infer_type(x=src)
+    assert out_types == [np.dtype(src)]
