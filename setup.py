@@ -17,6 +17,8 @@ MOD_NAMES = [
     "mxcy._fused",
     "mxcy._seqattn",
     "mxcy._sampling",
+    "mxcy._lrn",
+    "mxcy._npkernels",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -36,16 +38,21 @@ COMPILER_DIRECTIVES = {
 
 # Per-module compiler flags. _rnn: its float32 sigmoid/tanh loops (mxcy/_rnn_math.h) clamp
 # their argument before an int conversion; with trapping math GCC keeps that as a branch and
-# leaves the loop scalar. mxcy never reads floating-point exception flags.
-EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
+# leaves the loop scalar (so would _npkernels' selects); _lrn: its square roots vectorise only
+# without errno. mxcy never reads floating-point exception flags or errno.
+EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"],
+                      "mxcy._lrn": ["-fno-trapping-math", "-fno-math-errno"],
+                      "mxcy._npkernels": ["-fno-trapping-math"]}
 
 # C headers a module includes (a change to one rebuilds the module)
-HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_simd.h"],
+HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h", "mxcy/_simd.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h", "mxcy/_winograd.h", "mxcy/_simd.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
            "mxcy._fused": ["mxcy/_conv.pxd"],
-           "mxcy._sampling": ["mxcy/_sampling_deform.pxi"]}
+           "mxcy._sampling": ["mxcy/_sampling_deform.pxi"],
+           "mxcy._npkernels": ["mxcy/_npkernels.h"],
+           "mxcy._lrn": ["mxcy/_lrn.h"]}
 
 
 def make_extension(name):

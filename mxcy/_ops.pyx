@@ -19,38 +19,8 @@ from mxcy._engine cimport ERR_ZERO_DIVISION, ERR_VALUE, ERR_INDEX, run_parts
 
 import math
 
-# vectorised exp and the loops on it (AVX-512/AVX2/baseline picked at load; see the header)
-cdef extern from "_vecmath.h" nogil:
-    void mxcy_vexp_f32(const float* x, float* y, int64_t n)
-    void mxcy_vexp_f64(const double* x, double* y, int64_t n)
-    void mxcy_vsigmoid_f32(const float* x, float* y, int64_t n)
-    void mxcy_vsigmoid_f64(const double* x, double* y, int64_t n)
-    void mxcy_vtanh_f32(const float* x, float* y, int64_t n)
-    void mxcy_vtanh_f64(const double* x, double* y, int64_t n)
-    void mxcy_vsoftrelu_f32(const float* x, float* y, int64_t n)
-    void mxcy_vsoftrelu_f64(const double* x, double* y, int64_t n)
-    void mxcy_vgelu_f32(const float* x, float* y, int64_t n)
-    void mxcy_vgelu_f64(const double* x, double* y, int64_t n)
-    void mxcy_vgelu_grad_f32(const float* x, const float* dy, float* dx, int64_t n, int add)
-    void mxcy_vgelu_grad_f64(const double* x, const double* dy, double* dx, int64_t n,
-                             int add)
-    void mxcy_vsoftrelu_grad_x_f32(const float* x, const float* dy, float* dx, int64_t n,
-                                   int add)
-    void mxcy_vsoftrelu_grad_x_f64(const double* x, const double* dy, double* dx, int64_t n,
-                                   int add)
-    void mxcy_vsoftrelu_grad_y_f32(const float* y, const float* dy, float* dx, int64_t n,
-                                   int add)
-    void mxcy_vsoftrelu_grad_y_f64(const double* y, const double* dy, double* dx, int64_t n,
-                                   int add)
-    void mxcy_softmax_rows_f32(const float* x, float* out, int64_t rows, int64_t length,
-                               double inv_temp, int log, int add)
-    void mxcy_softmax_rows_f64(const double* x, double* out, int64_t rows, int64_t length,
-                               double inv_temp, int log, int add)
-    void mxcy_softmax_grad_rows_f32(const float* y, const float* dy, float* dx, int64_t rows,
-                                    int64_t length, double inv_temp, int log, int add)
-    void mxcy_softmax_grad_rows_f64(const double* y, const double* dy, double* dx,
-                                    int64_t rows, int64_t length, double inv_temp, int log,
-                                    int add)
+# the vector loops of _vecmath.h and _vecmath_elem.h (AVX-512/AVX2/baseline picked at load)
+include "_ops_vecmath.pxi"
 
 import numpy as np
 
@@ -209,6 +179,15 @@ cdef int binary_flat(num_t* x, num_t* y, num_t* out, int64_t n, int op,
     cdef int64_t i
     cdef num_t s = <num_t>scalar
     cdef int rc
+    if num_t is float:
+        if op == OP_POW or op == OP_HYPOT:     # float32: vector loops in double
+            if y == NULL:
+                y = &s
+            if op == OP_POW:
+                mxcy_vpow_f32(x, y, 0 if y == &s else 1, out, n)
+            else:
+                mxcy_vhypot_f32(x, y, 0 if y == &s else 1, out, n)
+            return 0
     if num_t is float or num_t is double:
         # the common ops as plain loops the compiler vectorises
         if y != NULL:
@@ -334,9 +313,17 @@ cdef bint unary_vector(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
         elif op == U_TANH:
             mxcy_vtanh_f32(x, out, n)
         elif op == U_SOFTRELU:
-            mxcy_vsoftrelu_f32(x, out, n)
+            mxcy_vsoftrelu32_f32(x, out, n)
         elif op == U_GELU:
-            mxcy_vgelu_f32(x, out, n)
+            mxcy_vgelu32_f32(x, out, n)
+        elif op == U_SIN:
+            mxcy_vsin_f32(x, out, n)
+        elif op == U_COS:
+            mxcy_vcos_f32(x, out, n)
+        elif op == U_LOG:
+            mxcy_vlog_f32(x, out, n)
+        elif op == U_SQRT:
+            mxcy_vsqrt_f32(x, out, n)
         else:
             return False
         return True
@@ -351,6 +338,8 @@ cdef bint unary_vector(num_t* x, num_t* out, int64_t n, int op) noexcept nogil:
             mxcy_vsoftrelu_f64(x, out, n)
         elif op == U_GELU:
             mxcy_vgelu_f64(x, out, n)
+        elif op == U_SQRT:
+            mxcy_vsqrt_f64(x, out, n)
         else:
             return False
         return True

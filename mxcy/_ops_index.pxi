@@ -26,8 +26,74 @@ cdef inline void copy_item(char* dst, char* src, int itemsize) noexcept nogil:
         dst[0] = src[0]
 
 
+ctypedef fused item_t:
+    uint8_t
+    uint16_t
+    int32_t
+    int64_t
+
+
+cdef void copy_blocks(item_t* dst, const item_t* src, int64_t na, int64_t nb, int64_t du,
+                      int64_t su, int64_t sl) noexcept nogil:
+    """dst[i·du + j] := src[i·su + j·sl] for i < na, j < nb, by 16x16 blocks."""
+    cdef int64_t a0, b0, a1, b1, i, j
+    for a0 in range(0, na, 16):
+        a1 = min(na, a0 + 16)
+        for b0 in range(0, nb, 16):
+            b1 = min(nb, b0 + 16)
+            for i in range(a0, a1):
+                for j in range(b0, b1):
+                    dst[i * du + j] = src[i * su + j * sl]
+
+
+cdef void permute_tiled(PermuteArgs* a, int u) noexcept nogil:
+    """The permutation by 16x16 blocks of dst's axes (u, last), one block pass per index of
+    the other axes: where dst's last axis is strided in src and axis u is not, a row-by-row
+    copy reads each element from another cache line (a (1, 2, 0) transpose of 64^3 floats
+    jumps 16 KB a read); in blocks both sides stay in cache."""
+    cdef int nd = a.ndim, isz = a.itemsize, d, k, nout = 0
+    cdef int ax[8]
+    cdef int64_t idx[8]
+    cdef int64_t dstride[8]
+    cdef int64_t na = a.shape[u], nb = a.shape[nd - 1]
+    cdef int64_t su = a.src_stride[u], sl = a.src_stride[nd - 1]
+    cdef int64_t so = 0, do = 0, it, count, du
+    dstride[nd - 1] = 1
+    for d in range(nd - 2, -1, -1):
+        dstride[d] = dstride[d + 1] * a.shape[d + 1]
+    du = dstride[u]
+    for d in range(nd - 1):
+        if d != u:
+            ax[nout] = d
+            idx[nout] = 0
+            nout += 1
+    count = a.n // (na * nb)
+    for it in range(count):
+        if isz == 4:
+            copy_blocks((<int32_t*>a.dst) + do, (<int32_t*>a.src) + so, na, nb, du, su, sl)
+        elif isz == 8:
+            copy_blocks((<int64_t*>a.dst) + do, (<int64_t*>a.src) + so, na, nb, du, su, sl)
+        elif isz == 2:
+            copy_blocks((<uint16_t*>a.dst) + do, (<uint16_t*>a.src) + so, na, nb, du, su, sl)
+        else:
+            copy_blocks((<uint8_t*>a.dst) + do, (<uint8_t*>a.src) + so, na, nb, du, su, sl)
+        k = nout - 1
+        while k >= 0:
+            d = ax[k]
+            idx[k] += 1
+            so += a.src_stride[d]
+            do += dstride[d]
+            if idx[k] < a.shape[d]:
+                break
+            so -= a.src_stride[d] * a.shape[d]
+            do -= dstride[d] * a.shape[d]
+            idx[k] = 0
+            k -= 1
+
+
 cdef int permute_kernel(void* args, char* errmsg) noexcept nogil:
-    """dst (row-major) := src with its axes permuted; odometer over dst's index space."""
+    """dst (row-major) := src with its axes permuted; odometer over dst's index space (by
+    blocks where dst's last axis is strided in src: permute_tiled)."""
     cdef PermuteArgs* a = <PermuteArgs*>args
     cdef int64_t idx[8]
     cdef int nd = a.ndim, d, isz = a.itemsize
@@ -35,13 +101,21 @@ cdef int permute_kernel(void* args, char* errmsg) noexcept nogil:
     cdef int64_t o = 0, i, so = 0
     cdef char* s
     cdef char* t
+    if nd >= 2 and inner >= 4 and a.src_stride[nd - 1] != 1:
+        for d in range(nd - 1):
+            if a.src_stride[d] == 1 and a.shape[d] >= 4:
+                permute_tiled(a, d)
+                return 0
     for d in range(nd):
         idx[d] = 0
     while o < a.n:
         s = a.src + so * isz
         t = a.dst + o * isz
-        for i in range(inner):
-            copy_item(t + i * isz, s + i * step, isz)
+        if step == isz:                 # a contiguous row
+            memcpy(t, s, inner * isz)
+        else:
+            for i in range(inner):
+                copy_item(t + i * isz, s + i * step, isz)
         o += inner
         d = nd - 2
         while d >= 0:

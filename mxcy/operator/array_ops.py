@@ -14,8 +14,8 @@ import numpy as np
 
 from mxcy.operator._numpy_op import NumpyOp, push_multi
 from mxcy.operator._params import Param, ParamSchema
-from mxcy.operator._spec import register_op
-from mxcy.operator.tensor import check_axis, unify_types
+from mxcy.operator._spec import OpSpec, register_op
+from mxcy.operator.tensor import Cast, check_axis, unify_types
 
 
 class _Variadic(NumpyOp):
@@ -276,20 +276,21 @@ class khatri_rao(_Variadic):
 
 
 @register_op
-class amp_cast(NumpyOp):
-    """data cast to `dtype` (MXNet's mixed-precision cast; the gradient casts back)."""
+class amp_cast(OpSpec):
+    """data cast to `dtype` (MXNet's mixed-precision cast; the gradient casts back): one
+    pass into the output, as Cast. As MXNet, only float16/float32 data is cast; float64 and
+    integer data pass through unchanged."""
     name = 'amp_cast'
     params = ParamSchema(Param('dtype', 'dtype'))
     backward_needs = ('out_grads',)
+    forward = Cast.forward
+    backward = Cast.backward
 
     def infer_type(self, p, in_types):
+        t = in_types[0]
+        if t is not None and np.dtype(t) not in (np.float16, np.float32):
+            return list(in_types), [t], []
         return list(in_types), [p.dtype], []
-
-    def compute(self, p, x):
-        return x.astype(p.dtype)
-
-    def grad(self, p, dys, xs, ys):
-        return (dys[0],)
 
 
 @register_op
@@ -368,4 +369,6 @@ class multi_sum_sq(_Variadic):
         return list(in_types), ['float32'], []
 
     def compute(self, p, *xs):
-        return np.array([float(np.square(x.astype(np.float64)).sum()) for x in xs])
+        # accumulated in float64 by einsum's buffered cast (no float64 copy of each input)
+        return np.array([float(np.einsum('i,i->', x.ravel(), x.ravel(), dtype=np.float64))
+                         for x in xs])

@@ -15,6 +15,7 @@
 """
 import numpy as np
 
+from mxcy import _ndarray
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
@@ -152,7 +153,12 @@ class arange_like(NumpyOp):
 
     def compute(self, p, x):
         n = x.size if p.axis is None else x.shape[check_axis(self, p.axis, x.shape)]
-        values = p.start + p.step * (np.arange(n) // max(p.repeat, 1))
+        values = np.arange(n, dtype=np.float64)     # in float64, updated in place
+        if p.repeat > 1:                            # floor(i / repeat): exact below 2^53
+            values /= p.repeat                      # (int64 // does not vectorise)
+            np.floor(values, out=values)
+        values *= p.step
+        values += p.start
         return values.reshape(x.shape if p.axis is None else (n,))
 
 
@@ -217,11 +223,34 @@ class quadratic(_Elemwise):
     params = ParamSchema(Param('a', 'float', 0.0), Param('b', 'float', 0.0),
                          Param('c', 'float', 0.0))
 
-    def compute(self, p, x):
-        return p.a * x * x + p.b * x + p.c
+    def compute(self, p, x):          # (a x + b) x + c: one temporary, updated in place
+        return self._horner(p, x, np.multiply(x, p.a))
+
+    @staticmethod
+    def _horner(p, x, t):               # t holds a x
+        t += p.b
+        t *= x
+        t += p.c
+        return t
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if req[0] != 'write' or ins[0].dtype != outs[0].dtype or \
+                np.dtype(ins[0].dtype).kind != 'f':
+            NumpyOp.forward(self, p, is_train, req, ins, outs, aux)
+            return
+
+        def run(x, o):                  # straight into the output (no copy of a result)
+            if np.shares_memory(x, o):
+                o[...] = self.compute(p, x)
+            else:
+                self._horner(p, x, np.multiply(x, p.a, out=o))
+        _ndarray.push_numpy(run, [ins[0]], [outs[0]], self.name)
 
     def grad(self, p, dys, xs, ys):
-        return (dys[0] * (2 * p.a * xs[0] + p.b),)
+        t = np.multiply(xs[0], 2 * p.a)
+        t += p.b
+        t *= dys[0]
+        return (t,)
 
 
 @_contrib

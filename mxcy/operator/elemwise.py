@@ -296,6 +296,28 @@ class _Np:
         self.fn = fn
 
 
+class _Scale(_Np):
+    """y = x·c (degrees, radians): float32/float64 by the multiply kernel with NumPy's
+    constant for that dtype (float32: float32(180) / float32(π), as np.degrees), other
+    dtypes by the NumPy function; the gradient is dy·c."""
+
+    def __init__(self, fn, c):
+        super().__init__(fn)
+        self.c = c
+        self.by_dtype = {np.dtype(t): float(fn(t(1))) for t in (np.float32, np.float64)}
+
+    def push(self, x, out, req):
+        c = self.by_dtype.get(np.dtype(x.dtype))
+        if c is None:
+            return False
+        code = BINARY_OPS['multiply']
+        if req in _OVERWRITE:
+            _ndarray.binary(x, c, code, out=out)
+        elif req != 'null':
+            assign(out, lambda o: _ndarray.binary(x, c, code, out=o), req)
+        return True
+
+
 # name, aliases, kernel (a UNARY_OPS code, or _Np(f) for NumPy), gradient: a grad-kernel
 # code with 'x'/'y' (what it reads), a function of (dy, x, out) on NDArrays, _Np(f(x, y,
 # dy)), or None for a zero gradient
@@ -329,8 +351,8 @@ _UNARY_ROWS = [
     ('arcsinh', (), _Np(np.arcsinh), _Np(lambda x, y, dy: dy / np.sqrt(x * x + 1))),
     ('arccosh', (), _Np(np.arccosh), _Np(lambda x, y, dy: dy / np.sqrt(x * x - 1))),
     ('arctanh', (), _Np(np.arctanh), _Np(lambda x, y, dy: dy / (1 - x * x))),
-    ('degrees', (), _Np(np.degrees), _Np(lambda x, y, dy: dy * (180 / np.pi))),
-    ('radians', (), _Np(np.radians), _Np(lambda x, y, dy: dy * (np.pi / 180))),
+    ('degrees', (), _Scale(np.degrees, 180 / np.pi), _Scale(np.degrees, 180 / np.pi)),
+    ('radians', (), _Scale(np.radians, np.pi / 180), _Scale(np.radians, np.pi / 180)),
     ('floor', (), 'floor', None),
     ('ceil', (), 'ceil', None),
     ('round', (), 'round', None),
@@ -378,6 +400,8 @@ class _UnaryOp(OpSpec):
     grad = None
 
     def forward(self, p, is_train, req, ins, outs, aux):
+        if isinstance(self.code, _Scale) and self.code.push(ins[0], outs[0], req[0]):
+            return
         if isinstance(self.code, _Np):
             push_value(_numpy_unary(self.code.fn, self.name), ins, outs[0], req[0], self.name)
             return
@@ -398,6 +422,12 @@ class _UnaryOp(OpSpec):
         if isinstance(self.grad, tuple):
             code, reads = self.grad
             push_grad(GRAD_OPS[code], x if reads == 'x' else y, dy, in_grads[0], req[0])
+            return
+        if isinstance(self.grad, _Scale) and self.grad.push(dy, in_grads[0], req[0]):
+            return
+        if isinstance(self.grad, _Scale):       # float16 dy: dy·c in NumPy
+            c = self.grad.c
+            push_value(lambda dy: dy * c, [dy], in_grads[0], req[0], self.name + '_backward')
             return
         if isinstance(self.grad, _Np):
             push_value(self.grad.fn, [x, y, dy], in_grads[0], req[0], self.name + '_backward')

@@ -158,12 +158,26 @@ class unravel_index(_RavelBase):
         return [d and tuple(d)], [None if d is None else (len(p.shape),) + tuple(d)], []
 
     def compute(self, p, data):
-        flat = data.astype(np.int64)
-        out, rest = [], flat
-        for n in reversed(p.shape):
-            out.append(rest % n)
-            rest = rest // n
-        return np.stack(out[::-1])
+        # MXNet's loop: from the last axis, coordinate = rest % n and rest = rest / n with
+        # C's truncating division; the first axis keeps what is left (so an index outside
+        # the shape gives a first coordinate outside it, and a negative one negative ones)
+        out = np.empty((len(p.shape),) + data.shape, data.dtype)
+        if data.dtype.kind == 'f' or data.dtype.itemsize < 8:
+            # in float64: trunc(rest / n) is exact for integers below 2^53 (every float32
+            # index, every int32), and a division that vectorises (int64 // does not)
+            rest = np.trunc(data, dtype=np.float64)
+            for i in range(len(p.shape) - 1, 0, -1):
+                q = np.trunc(rest / p.shape[i])
+                np.subtract(rest, q * p.shape[i], out=out[i], casting='unsafe')
+                rest = q
+        else:
+            rest = data.astype(np.int64)
+            for i in range(len(p.shape) - 1, 0, -1):
+                r = np.fmod(rest, p.shape[i])
+                out[i] = r
+                rest = (rest - r) // p.shape[i]
+        out[0] = rest
+        return out
 
 
 @register_op

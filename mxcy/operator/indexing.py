@@ -336,6 +336,14 @@ class take(_GatherTypes, OpSpec):
     def forward(self, p, is_train, req, ins, outs, aux):
         ax = check_axis(self, p.axis, ins[0].shape)
         n, mode = ins[0].shape[ax], p.mode
+        width = prod(ins[0].shape[1:])
+        if (ax == 0 and mode == 'clip' and req[0] in ('write', 'inplace') and n and width
+                and ins[1].size and np.dtype(ins[1].dtype) in INDEX_DTYPES):
+            # rows of a 2-D view: Embedding's C gather (same clip of the indices), written
+            # straight into the output
+            push_rows('gather', ins[1], ins[0].reshape((n, width)),
+                      outs[0].reshape((ins[1].size, width)))
+            return
         push_value(lambda x, i: np.take(x, fix_indices(i, n, mode, 'take', ax), axis=ax)
                    .reshape(outs[0].shape), ins, outs[0], req[0], 'take')
 

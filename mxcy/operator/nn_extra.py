@@ -21,7 +21,8 @@ Crop, L2Normalization, LRN, SVMOutput, SoftmaxActivation, im2col and col2im.
 """
 import numpy as np
 
-from mxcy import _sampling
+from mxcy import _ndarray, _sampling
+from mxcy._lrn import lrn_forward, lrn_scale
 from mxcy.operator._kernel_op import push_kernel
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
@@ -217,6 +218,9 @@ def _channel_window_sum(v, nsize):
     return out
 
 
+_LRN_DTYPES = (np.float32, np.float64)
+
+
 @register_op
 class LRN(NumpyOp):
     """Local response normalisation across channels."""
@@ -225,12 +229,24 @@ class LRN(NumpyOp):
                          Param('knorm', 'float', 2.0), Param('nsize', 'int'))
 
     def _s(self, p, x):
+        if x.dtype in _LRN_DTYPES and x.flags.c_contiguous:
+            return lrn_scale(x, p.nsize, p.alpha, p.knorm)
         return p.knorm + p.alpha / p.nsize * _channel_window_sum(x * x, p.nsize)
 
     def compute(self, p, x):
         t = _pow_neg(self._s(p, x), p.beta)
         t *= x
         return t
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if req[0] not in ('write', 'inplace') or ins[0].dtype not in _LRN_DTYPES:
+            NumpyOp.forward(self, p, is_train, req, ins, outs, aux)
+            return
+        nsize, alpha, beta, knorm = p.nsize, p.alpha, p.beta, p.knorm
+        # the C kernel (mxcy/_lrn.pyx), straight into the output
+        _ndarray.push_numpy(lambda x, o: lrn_forward(np.ascontiguousarray(x), o, nsize, alpha,
+                                                     beta, knorm), [ins[0]], [outs[0]],
+                            self.name)
 
     def grad(self, p, dys, xs, ys):
         x, dy = xs[0], dys[0]

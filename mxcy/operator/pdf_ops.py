@@ -13,6 +13,8 @@ the sample (zero for the discrete distributions) and each parameter (summed over
 import numpy as np
 from scipy import special
 
+from mxcy import _ndarray
+from mxcy._npkernels import uniform_pdf_select
 from mxcy.operator._compute import bit_select
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
@@ -109,20 +111,42 @@ class _Pdf(NumpyOp):
         return out
 
 
-def _uniform_compute(self, p, sample, low, high):
-    """The uniform density without a log and an exp per draw: one value per parameter
-    pair (1 / (high - low), or its log), selected where the draw lies in [low, high]."""
+def _uniform_into(p, sample, low, high, out):
+    """out := the uniform density without a log and an exp per draw: one value per
+    parameter pair (1 / (high - low), or its log), kept where the draw lies in [low, high]
+    (the draws compared in their own dtype; a NaN draw is outside)."""
     shape = low.shape + (1,) * (sample.ndim - low.ndim)
-    low, high = low.reshape(shape), high.reshape(shape)     # compared in their own dtype
+    low, high = low.reshape(shape), high.reshape(shape)
     with np.errstate(all='ignore'):
         width = high.astype(np.float64) - low
-        inside = -np.log(width) if p.is_log else 1 / width
-    dtype = np.result_type(sample.dtype, np.float32)
-    out = np.empty(sample.shape, dtype)
-    outside = np.full((), -np.inf if p.is_log else 0, dtype)
-    bit_select((sample >= low) & (sample <= high), np.broadcast_to(inside.astype(dtype),
-                                                                   out.shape), outside, out)
+        inside = (-np.log(width) if p.is_log else 1 / width).astype(out.dtype)
+    outside = -np.inf if p.is_log else 0.0
+    if uniform_pdf_select(sample, np.ascontiguousarray(low), np.ascontiguousarray(high),
+                          inside, outside, out):
+        return out          # the C select (float32/float64 of one dtype, contiguous)
+    mask = sample >= low
+    mask &= sample <= high
+    if p.is_log or not (np.isfinite(inside).all() and (inside >= 0).all()):
+        bit_select(mask, np.broadcast_to(inside, out.shape), np.full((), outside, out.dtype),
+                   out)
+    else:           # inside · 1 or inside · 0 (finite, >= 0): one multiply pass, no select
+        np.multiply(mask, inside, out=out)
     return out
+
+
+def _uniform_compute(self, p, sample, low, high):
+    return _uniform_into(p, sample, low, high,
+                         np.empty(sample.shape, np.result_type(sample.dtype, np.float32)))
+
+
+def _uniform_forward(self, p, is_train, req, ins, outs, aux):
+    """Written straight into the output (req write): no copy of a computed array."""
+    if req[0] not in ('write', 'inplace') or outs[0].dtype != np.result_type(ins[0].dtype,
+                                                                              np.float32):
+        NumpyOp.forward(self, p, is_train, req, ins, outs, aux)
+        return
+    _ndarray.push_numpy(lambda s, lo, hi, o: _uniform_into(p, s, lo, hi, o), list(ins),
+                        [outs[0]], self.name)
 
 
 def _uniform_grad(self, p, dys, xs, ys):
@@ -138,7 +162,8 @@ def _uniform_grad(self, p, dys, xs, ys):
     return [np.zeros(sample.shape, scale.dtype), inv * total, -inv * total]
 
 
-_COMPUTE = {'uniform': {'compute': _uniform_compute, 'grad': _uniform_grad}}
+_COMPUTE = {'uniform': {'compute': _uniform_compute, 'grad': _uniform_grad,
+                        'forward': _uniform_forward}}
 
 for _dist, (_pnames, _density) in DENSITIES.items():
     register_op(type(f'_random_pdf_{_dist}', (_Pdf,), {

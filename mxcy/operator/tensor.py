@@ -20,6 +20,7 @@ import numpy as np
 from mxcy import _ndarray
 from mxcy._ndarray import infer_reshape
 from mxcy._ops import BINARY_OPS, push_permute
+from mxcy.operator._compute import push_cast
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import DTypeError, OpSpec, ShapeError, register_op
 
@@ -261,8 +262,7 @@ class BlockGrad(_ZeroGrad, _CopyOp):
 
 @register_op
 class Cast(OpSpec):
-    """Convert to ``dtype`` (float to int truncates toward zero); the gradient is cast
-    back to the input's dtype."""
+    """Convert to ``dtype`` (float to int truncates toward zero); the gradient casts back."""
     name = 'Cast'
     aliases = ('cast',)
     params = ParamSchema(Param('dtype', 'dtype'))
@@ -275,13 +275,13 @@ class Cast(OpSpec):
         if ins[0].dtype == outs[0].dtype:
             write_copy(outs[0], ins[0], req[0])
         else:
-            push_value(lambda x: x, ins, outs[0], req[0], 'Cast')
+            push_cast(ins[0], outs[0], req[0], 'Cast')
 
     def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
         if in_grads[0] is not None and in_grads[0].dtype == out_grads[0].dtype:
             write_copy(in_grads[0], out_grads[0], req[0])
         else:
-            push_value(lambda dy: dy, out_grads, in_grads[0], req[0], 'Cast_backward')
+            push_cast(out_grads[0], in_grads[0], req[0], 'Cast_backward')
 
 
 # ---------------------------------------------------------------- permutations

@@ -117,10 +117,13 @@ class diag(OpSpec):
                        'diag_backward')
             return
         a1, a2 = self._axes(p, shape)
-        # flat positions of the diagonal's elements, in the output's order
-        flat = np.diagonal(np.arange(prod(shape)).reshape(shape), k, a1, a2).reshape(-1)
-        where = np.unravel_index(flat, shape)
 
         def scatter(dy, acc):
-            acc[where] += dy.reshape(-1)    # each position once
+            # a writable view of acc's diagonal k in the (a1, a2) planes, laid out as dy
+            # (np.diagonal's view is read-only; einsum's '...ii->...i' is writable)
+            planes = np.moveaxis(acc, (a1, a2), (-2, -1))
+            n = dy.shape[-1]
+            sub = planes[..., :n, k:k + n] if k >= 0 else planes[..., -k:n - k, :n]
+            d = np.einsum('...ii->...i', sub)
+            d += dy
         push_scatter(scatter, out_grads, in_grads[0], req[0], 'diag_backward')

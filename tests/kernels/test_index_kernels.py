@@ -8,7 +8,10 @@ import mxcy as mx
 from mxcy import _ops
 
 
-@pytest.mark.parametrize('shape', [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 4), (2, 3, 1, 2, 3)])
+# the larger shapes take the 16x16 block path (dst's last axis strided in src, another
+# axis contiguous there, both at least 4 long), with partial blocks
+@pytest.mark.parametrize('shape', [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 4), (2, 3, 1, 2, 3),
+                                   (37, 50), (5, 17, 33), (4, 20, 1, 18), (3, 4, 2, 5, 6)])
 @pytest.mark.parametrize('dtype', [np.float32, np.float64, np.float16, np.int8, np.int64])
 def test_permute_matches_numpy_for_every_axis_order(shape, dtype):
     x = (np.arange(np.prod(shape)) % 120).reshape(shape).astype(dtype)

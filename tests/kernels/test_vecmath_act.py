@@ -1,10 +1,13 @@
 """softrelu and gelu by the vector loops of mxcy/_vecmath.h (`unary_np` codes 'softrelu' and
 'gelu', `grad_np` code 'gelu'), against float64 truths and the NumPy reference twins.
 
-Accuracy contract: float32 results are computed in double and rounded once (within 0.51
-ulp); float64 softrelu within 4 ulp, float64 gelu to 5e-14 relative where |x| < 8 (further
-out the truth itself, x·ndtr(x), loses digits to the rounding of x/√2) and never 0 where
-the true value is a normal number. The gelu gradient is Φ(x) + x φ(x).
+Accuracy contract: float32 results are computed in float32 (MXNet's precision, 8 SIMD
+lanes): softrelu and its gradients within 3 ulp, gelu within 8 ulp everywhere (also in the
+negative tail, where MXNet's float32 ½x(1 + erf(x/√2)) cancels) and its gradient within 8
+ulp of |Φ(x)| + |x φ(x)|; float64 softrelu within 4 ulp, float64 gelu to 5e-14 relative
+where |x| < 8 (further out the truth itself, x·ndtr(x), loses digits to the rounding of
+x/√2) and never 0 where the true value is a normal number. The gelu gradient is
+Φ(x) + x φ(x).
 """
 import numpy as np
 import pytest
@@ -42,7 +45,7 @@ def gelu_truth(x):
 
 
 # ---------------------------------------------------------------- softrelu
-@pytest.mark.parametrize('dtype, max_ulp', [(np.float32, 0.51), (np.float64, 4.0)])
+@pytest.mark.parametrize('dtype, max_ulp', [(np.float32, 3.0), (np.float64, 4.0)])
 def test_softrelu_accuracy(dtype, max_ulp):
     x = wide_inputs(dtype, 800 if dtype == np.float64 else 120)
     got = run_unary(_ops, 'softrelu', x, dtype)
@@ -61,10 +64,33 @@ def test_softrelu_special_values(impl, dtype):
 
 
 # ---------------------------------------------------------------- gelu
-def test_gelu_float32_is_rounded_once():
+def test_gelu_float32_within_8_ulp():
     x = wide_inputs(np.float32, 20)
     got = run_unary(_ops, 'gelu', x, np.float32)
-    assert ulps(got, gelu_truth(x.astype(np.float64)), np.float32).max() <= 0.51
+    err = ulps(got, gelu_truth(x.astype(np.float64)), np.float32)
+    assert err.max() <= 8
+    assert np.median(err) <= 1
+
+
+def test_float32_gradients_within_their_bounds():
+    x = wide_inputs(np.float32, 20)
+    xd = x.astype(np.float64)
+    one = np.ones_like(x)
+    # gelu: 8 ulp of |Φ(x)| + |x φ(x)| (the sum cancels near x = -0.75)
+    phi = np.exp(-0.5 * xd * xd) / np.sqrt(2 * np.pi)
+    got = run_grad(_ops, x, one, np.float32)
+    scale = (ndtr(xd) + np.abs(xd * phi)).astype(np.float32)
+    tiny = np.finfo(np.float32).smallest_subnormal
+    err = np.abs(got - (ndtr(xd) + xd * phi)) / np.maximum(np.spacing(scale), tiny)
+    assert err.max() <= 8
+    # softrelu: sigmoid from the input, 1 - exp(-y) from the output, within 3 ulp
+    x6 = (x * 6).astype(np.float32)
+    dx = np.zeros_like(x6)
+    _ops.grad_np(GRAD_OPS['softrelu'], x6, one, dx, 1)
+    assert ulps(dx, 1 / (1 + np.exp(-x6.astype(np.float64))), np.float32).max() <= 3
+    y = np.abs(x6)
+    _ops.grad_np(GRAD_OPS['softrelu_y'], y, one, dx, 1)
+    assert ulps(dx, -np.expm1(-y.astype(np.float64)), np.float32).max() <= 3
 
 
 def test_gelu_float64_accuracy():
@@ -97,9 +123,10 @@ def test_gelu_special_values(impl, dtype):
 def test_loops_handle_every_length_offset_and_in_place(dtype, op):
     rng = np.random.default_rng(3)
     base = rng.uniform(-25, 25, 80).astype(dtype)
-    # float32: the subnormal results may differ by one least subnormal; float64: the
-    # reference's x/√2 is rounded, which moves its tail by up to x² ulp
-    tol = 2.5e-7 if dtype == np.float32 else 3e-13
+    # float32: within 8 ulp (the reference computes in float64), the subnormal results
+    # by a least subnormal; float64: the reference's x/√2 is rounded, which moves its
+    # tail by up to x² ulp
+    tol = 1e-6 if dtype == np.float32 else 3e-13
     atol = 2e-45 if dtype == np.float32 else 1e-300
     for start in range(3):
         for n in range(0, 70, 3):
@@ -120,7 +147,7 @@ def test_parallel_parts_match_one_pass(dtype, op):
     head = run_unary(_ops, op, x[:1000], dtype)
     np.testing.assert_array_equal(got[:1000], head)
     np.testing.assert_allclose(got, run_unary(_reference, op, x, dtype),
-                               rtol=2.5e-7 if dtype == np.float32 else 3e-13,
+                               rtol=1e-6 if dtype == np.float32 else 3e-13,
                                atol=2e-45 if dtype == np.float32 else 1e-300)
 
 
@@ -144,8 +171,8 @@ def test_gelu_gradient(impl, dtype, req):
     d = ndtr(x) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
     expected = dy * d + (prior if req == 2 else 0)
     np.testing.assert_allclose(got, expected.astype(dtype),
-                               rtol=3e-7 if dtype == np.float32 else 1e-13,
-                               atol=1e-7 if dtype == np.float32 else 1e-15)
+                               rtol=6e-7 if dtype == np.float32 else 1e-13,
+                               atol=6e-7 if dtype == np.float32 else 1e-15)
 
 
 def test_gelu_gradient_matches_central_differences():

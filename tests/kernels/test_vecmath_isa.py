@@ -14,7 +14,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from scipy.special import expit
+from scipy.special import expit, ndtr
 
 import mxcy
 
@@ -24,7 +24,7 @@ ISAS = {'baseline': ['-march=x86-64'], 'avx2': ['-mavx2'], 'avx512f': ['-mavx512
 CPU_FLAG = {'baseline': 'sse2', 'avx2': 'avx2', 'avx512f': 'avx512f'}
 
 WRAPPERS = r'''
-#include "_vecmath.h"
+#include "_vecmath_elem.h"
 #define F32 const float*
 #define F64 const double*
 void exp_f32(F32 x, float* y, int64_t n) { mxcy_vexp_f32(x, y, n); }
@@ -37,6 +37,12 @@ void softmax_f32(F32 x, float* y, int64_t r, int64_t n, double it, int lg, int a
 { mxcy_softmax_rows_f32(x, y, r, n, it, lg, add); }
 void softmax_f64(F64 x, double* y, int64_t r, int64_t n, double it, int lg, int add)
 { mxcy_softmax_rows_f64(x, y, r, n, it, lg, add); }
+void gelu_f32(F32 x, float* y, int64_t n) { mxcy_vgelu32_f32(x, y, n); }
+void softrelu_f32(F32 x, float* y, int64_t n) { mxcy_vsoftrelu32_f32(x, y, n); }
+void sin_f32(F32 x, float* y, int64_t n) { mxcy_vsin_f32(x, y, n); }
+void cos_f32(F32 x, float* y, int64_t n) { mxcy_vcos_f32(x, y, n); }
+void log_f32(F32 x, float* y, int64_t n) { mxcy_vlog_f32(x, y, n); }
+void pow2_f32(F32 x, float* y, int64_t n) { const float e = 2.5f; mxcy_vpow_f32(x, &e, 0, y, n); }
 '''
 
 pytestmark = pytest.mark.skipif(
@@ -123,3 +129,21 @@ def test_softmax_rows_on_each_isa(lib, dtype, log):
     expected = z - lse if log else np.exp(z - lse)
     np.testing.assert_allclose(got, expected, rtol=2e-6 if dtype == np.float32 else 1e-13,
                                atol=1e-7 if dtype == np.float32 else 1e-15)
+
+
+@pytest.mark.parametrize('name, lo, hi, ref, max_ulp', [
+    ('gelu', -20, 20, lambda x: x * ndtr(x), 8), ('softrelu', -120, 120,
+                                                  lambda x: np.logaddexp(0, x), 3),
+    ('sin', -7e4, 7e4, np.sin, 0.51), ('cos', -7e4, 7e4, np.cos, 0.51),
+    ('log', 1e-30, 1e30, np.log, 0.51), ('pow2', 0, 1e15, lambda x: x ** 2.5, 0.51)])
+def test_elem_loops_on_each_isa(lib, name, lo, hi, ref, max_ulp):
+    # the float32 loops of _vecmath_elem.h; sin/cos/log/pow pass their special inputs
+    # (|x| > 65536, inf, NaN, x <= 0) to libm in a second pass
+    x = np.concatenate([np.linspace(lo, hi, 100_003), [np.inf, -np.inf, np.nan, 0.0, -0.0,
+                                                       1.0, -1.0]]).astype(np.float32)
+    with np.errstate(all='ignore'):
+        truth = ref(x.astype(np.float64))
+        got = call(lib, name, x)
+    ok = np.isfinite(truth) & (np.abs(truth) < np.finfo(np.float32).max)
+    assert ulps(got[ok], truth[ok], np.float32).max() <= max_ulp
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(truth.astype(np.float32)))

@@ -213,3 +213,16 @@ def test_box_encode_decode_match_mxnet():
                                    format='corner')
     np.testing.assert_allclose(dec.asnumpy()[0, 0], g, rtol=1e-5)
     assert boxes.shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64', 'int32'])
+def test_quadratic_written_into_the_output_and_in_place(dtype):
+    # float dtypes: Horner's rule straight into the output; int32 through the NumPy op
+    x = np.random.default_rng(6).uniform(-4, 4, (3, 257)).astype(dtype)
+    want = (0.5 * x.astype(np.float64) ** 2 - x + 2.0).astype(dtype)
+    tol = 2e-3 if dtype == 'float16' else 1e-6
+    a = mx.nd.array(x, dtype=dtype)
+    got = mx.nd.contrib.quadratic(a, a=0.5, b=-1.0, c=2.0)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=tol, atol=tol)
+    mx.nd.contrib.quadratic(a, a=0.5, b=-1.0, c=2.0, out=a)            # in place
+    np.testing.assert_allclose(a.asnumpy(), want, rtol=tol, atol=tol)

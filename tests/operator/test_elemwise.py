@@ -158,3 +158,64 @@ def test_mod_gradient_is_zero_for_integers():
     np.testing.assert_array_equal(out, [[1, 1, -1, -1]])
     for g in grads + _bind_grads(3 % a, {'a': args['b']}, 'int32')[1]:
         np.testing.assert_array_equal(g, 0)
+
+
+# ---------------------------------------------------------------- the vector kernels' dtypes
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+@pytest.mark.parametrize('name, ref, lo, hi', [('sin', np.sin, -50, 50),
+                                               ('cos', np.cos, -50, 50),
+                                               ('log', np.log, 0.01, 50),
+                                               ('sqrt', np.sqrt, 0, 50)])
+@pytest.mark.parametrize('n', [0, 1, 257, 1001])
+def test_vector_unary_rows_every_dtype_and_size(dtype, name, ref, lo, hi, n):
+    x = RNG.uniform(lo, hi, n).astype(dtype)
+    want = ref(x.astype(np.float64)).astype(dtype)
+    tol = {'float16': 1e-3, 'float32': 1.2e-7, 'float64': 1e-15}[dtype]
+    a = mx.nd.array(x, dtype=dtype)
+    np.testing.assert_allclose(getattr(mx.nd, name)(a).asnumpy(), want, rtol=tol, atol=0)
+    getattr(mx.nd, name)(a, out=a)                                  # in place
+    np.testing.assert_allclose(a.asnumpy(), want, rtol=tol, atol=0)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+@pytest.mark.parametrize('name', ['broadcast_power', 'broadcast_hypot'])
+def test_power_hypot_broadcast_over_rows(dtype, name):
+    a = RNG.uniform(0.1, 3, (7, 33)).astype(dtype)
+    b = RNG.uniform(-3, 3, (7, 1)).astype(dtype)
+    ref = np.power if name == 'broadcast_power' else np.hypot
+    got = getattr(mx.nd, name)(mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype))
+    want = ref(a.astype(np.float64), b.astype(np.float64)).astype(dtype)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1.2e-7 if dtype == 'float32'
+                               else 1e-15)
+
+
+@pytest.mark.parametrize('name, fn', [('degrees', np.degrees), ('radians', np.radians)])
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64', 'int32'])
+def test_degrees_radians_match_numpy_bit_for_bit(name, fn, dtype):
+    # float32/float64 by the multiply kernel with NumPy's constant (MXNet gives the same
+    # bits as np.degrees); float16 and integers through NumPy in float64, truncated back
+    x = RNG.uniform(-400, 400, 1001).astype(dtype)
+    got = getattr(mx.nd, name)(mx.nd.array(x, dtype=dtype)).asnumpy()
+    want = fn(x) if dtype != 'int32' else fn(x.astype(np.float64)).astype(dtype)
+    np.testing.assert_array_equal(got, want)
+    assert getattr(mx.nd, name)(mx.nd.array(x[:0], dtype=dtype)).shape == (0,)
+
+
+@pytest.mark.parametrize('name, c', [('degrees', 180 / np.pi), ('radians', np.pi / 180)])
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_degrees_radians_gradient(name, c, dtype):
+    x = mx.nd.array(RNG.uniform(-2, 2, (5, 7)), dtype=dtype)
+    x.attach_grad()
+    head = RNG.uniform(-1, 1, (5, 7))
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(x)
+    y.backward(mx.nd.array(head, dtype=dtype))
+    np.testing.assert_allclose(x.grad.asnumpy(), (head.astype(dtype) * c).astype(dtype),
+                               rtol=1e-3 if dtype == 'float16' else 1e-6)
+    x.attach_grad(grad_req='add')                   # req 'add' accumulates
+    x.grad[:] = 1
+    with mx.autograd.record():
+        y = getattr(mx.nd, name)(x)
+    y.backward(mx.nd.array(head, dtype=dtype))
+    np.testing.assert_allclose(x.grad.asnumpy(), (1 + head.astype(dtype) * c).astype(dtype),
+                               rtol=1e-3 if dtype == 'float16' else 1e-6)

@@ -4,6 +4,7 @@ against finite differences (float64), req='add', shape inference and its errors.
 import numpy as np
 import pytest
 
+import mxcy as mx
 from mxcy import _ndarray
 from mxcy.base import DTYPE_CODES
 from mxcy.context import cpu
@@ -260,3 +261,21 @@ def test_generated_nd_functions():
     np.testing.assert_allclose(parts[2].asnumpy(), X[:, 2:3], rtol=1e-6)
     s = make_function('stack')(a, a, axis=1)
     assert s.shape == (2, 2, 3, 4)
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64', 'int32'])
+@pytest.mark.parametrize('idx_dtype', ['float32', 'int64'])
+def test_take_axis0_clip_gathers_rows_in_every_dtype(dtype, idx_dtype):
+    # axis 0, mode clip: Embedding's C row gather straight into the output (indices
+    # truncated toward zero, then clipped), also for 3-D data and 2-D indices
+    a = np.arange(5 * 3 * 2).reshape(5, 3, 2).astype(dtype)
+    idx = np.array([[-3.0, 7.0, 4.9], [0.2, 2.0, -0.9]]).astype(idx_dtype)
+    got = mx.nd.take(mx.nd.array(a, dtype=dtype), mx.nd.array(idx, dtype=idx_dtype))
+    want = a[np.clip(np.trunc(idx.astype(np.float64)).astype(int), 0, 4)]
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.asnumpy(), want)
+    out = mx.nd.ones(want.shape, dtype=dtype)                      # into a given output
+    mx.nd.take(mx.nd.array(a, dtype=dtype), mx.nd.array(idx, dtype=idx_dtype), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), want)
+    empty = mx.nd.take(mx.nd.array(a, dtype=dtype), mx.nd.array(np.zeros((0,)), dtype=idx_dtype))
+    assert empty.shape == (0, 3, 2)

@@ -85,3 +85,21 @@ def test_im2col_col2im_match_mxnet():
     assert back.asnumpy()[0, 0, 1].tolist() == [8, 20, 24, 14]      # MXNet's values
     check_op_backward('col2im', {'output_size': (4, 4), 'kernel': (2, 2)},
                       [np.random.default_rng(0).standard_normal((1, 4, 9))])
+
+
+@pytest.mark.parametrize('dtype', ['float16', 'float32', 'float64'])
+def test_lrn_forward_every_dtype_and_req(dtype):
+    # float32/float64 by the C kernel (mxcy/_lrn.pyx) straight into the output, float16 by
+    # NumPy (the backward's scale comes from the kernel too: test_gradients)
+    x = np.random.default_rng(5).standard_normal((2, 6, 3, 5)).astype(dtype)
+    xd = x.astype(np.float64)
+    sq = np.pad(xd ** 2, ((0, 0), (2, 2), (0, 0), (0, 0)))
+    s = 2.0 + 1e-2 / 5 * sum(sq[:, d:d + 6] for d in range(5))
+    want = xd * s ** -0.75
+    got = mx.nd.LRN(mx.nd.array(x, dtype=dtype), nsize=5, alpha=1e-2)
+    assert got.dtype == np.dtype(dtype)
+    tol = 2e-3 if dtype == 'float16' else 2e-6
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=tol)
+    out = mx.nd.ones(x.shape, dtype=dtype)
+    mx.nd.LRN(mx.nd.array(x, dtype=dtype), nsize=5, alpha=1e-2, out=out)
+    np.testing.assert_allclose(out.asnumpy(), want, rtol=tol)

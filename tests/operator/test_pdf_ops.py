@@ -76,3 +76,24 @@ def test_uniform_density_edges_and_dtypes(dtype, is_log):
     np.testing.assert_allclose(got.asnumpy().astype(np.float64), want,
                                rtol=1e-3 if dtype == np.float16 else 1e-6)
     assert np.isinf(got.asnumpy()[1, 2, 0]) and got.asnumpy()[0, 0, 0] == got.asnumpy()[0, 0, 1]
+
+
+def test_uniform_density_multiplies_only_finite_densities():
+    # float32 output written straight by one multiply of the mask; a zero-width pair (an
+    # infinite density) and a reversed pair (no support) give inf / +0, never NaN or -0
+    low = np.array([0.0, 1.0, 2.0, 0.5])
+    high = np.array([4.0, 2.0, 1.0, 0.5])
+    sample = np.random.default_rng(1).uniform(-1, 5, (4, 33)).astype(np.float32)
+    sample[3, 0] = 0.5
+    s = sample.astype(np.float64)
+    with np.errstate(divide='ignore'):
+        want = np.where((s >= low[:, None]) & (s <= high[:, None]),
+                        1 / (high - low)[:, None], 0.0)
+    for lows, highs in ((low[:2], high[:2]), (low, high)):
+        n = lows.size
+        out = mx.nd.full((n, 33), 2.0)
+        mx.nd.random_pdf_uniform(mx.nd.array(sample[:n]), mx.nd.array(lows),
+                                 mx.nd.array(highs), out=out)
+        got = out.asnumpy()
+        assert not np.isnan(got).any() and not np.signbit(got).any()
+        np.testing.assert_allclose(got, want[:n], rtol=1e-6)

@@ -43,6 +43,8 @@ def test_reshape_like_symbol_autograd_and_errors():
     ((4,), {}), ((3,), {'k': 2}), ((3,), {'k': -1}),
     ((3, 4), {}), ((3, 4), {'k': 1}), ((3, 4), {'k': -2}),
     ((2, 3, 4), {'axis1': 1, 'axis2': 2}), ((2, 3, 4), {'k': 1, 'axis1': -1, 'axis2': 0}),
+    ((2, 5, 3), {'k': -2, 'axis1': 2, 'axis2': 1}), ((4, 2, 3), {'k': 1, 'axis1': 0, 'axis2': 2}),
+    ((3, 2, 6, 1), {'k': -1, 'axis1': 2, 'axis2': 0}),
 ])
 def test_diag_forward_backward(shape, params):
     x = RNG.standard_normal(shape)
