@@ -190,13 +190,16 @@ def binary(x, other, int op, out=None):
 
 def unary(x, int op, out=None):
     """out := f(x) for a U_* code from _ops."""
-    cdef UnaryArgs a
-    cdef NDArray xx, o
-    cdef EVar* r
-    cdef EVar* w
     if not isinstance(x, NDArray):
         raise TypeError(f"expected an NDArray, got {type(x).__name__}")
-    xx = <NDArray>x
+    return _unary(<NDArray>x, op, out)
+
+
+cdef NDArray _unary(NDArray xx, int op, object out):
+    cdef UnaryArgs a
+    cdef NDArray o
+    cdef EVar* r
+    cdef EVar* w
     if out is None:
         o = _empty_as(xx, xx._shape, xx._dtype, xx._ctx)
     else:
