@@ -19,6 +19,7 @@ _ndarray_index.pxi (included below; one extension module).
 """
 cimport cython
 cimport numpy as cnp
+from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset

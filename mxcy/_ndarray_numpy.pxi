@@ -62,13 +62,13 @@ cdef extern from *:
         t->tp_dealloc = mxcy_np_dealloc;
         return 1;
     }
-    static void mxcy_copy_getattr_slot(PyObject* dst, PyObject* src) {
-        ((PyTypeObject*)dst)->tp_getattro = ((PyTypeObject*)src)->tp_getattro;
+    static void mxcy_generic_getattr(PyObject* dst) {
+        ((PyTypeObject*)dst)->tp_getattro = PyObject_GenericGetAttr;
         PyType_Modified((PyTypeObject*)dst);
     }
     """
     void mxcy_copy_arith_slots(object dst, object src)
-    void mxcy_copy_getattr_slot(object dst, object src)
+    void mxcy_generic_getattr(object dst)
     int mxcy_set_plain_dealloc(object cls, object base)
 
 _C_ARITH = ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__',
@@ -78,11 +78,11 @@ _C_GETATTR = ('__getattribute__', '__getattr__')
 
 def _keep_c_operators(type cls):
     """Give `cls`, a Python subclass of _NumpyOperators, its base's C slots for +, -, *, /
-    and for attribute lookup. CPython gives a Python subclass its generic slot (a method
-    lookup and call per operator or attribute) whenever a base lists one of the names as
-    a method rather than a slot wrapper, as Cython's `__add__` and `__getattr__` are; the
-    C slot is what that lookup ends at. Each group is left alone when the class (or a base
-    between) defines one of its names itself. Returns the number of groups copied."""
+    and CPython's own attribute lookup. CPython gives a Python subclass its generic slot (a
+    method lookup and call per operator or attribute) whenever a base lists one of the
+    names as a method rather than a slot wrapper, as Cython's `__add__` and `__getattr__`
+    are; the C slot is what that lookup ends at. Each group is left alone when the class
+    (or a base between) defines one of its names itself. Returns the number of groups set."""
     cdef int copied = 0
     if not issubclass(cls, _NumpyOperators) or cls.__flags__ & (1 << 9) == 0:
         raise TypeError(f"_keep_c_operators: {cls!r} is not a Python subclass of "
@@ -91,7 +91,9 @@ def _keep_c_operators(type cls):
         mxcy_copy_arith_slots(cls, _NumpyOperators)
         copied += 1
     if all(getattr(cls, n) is getattr(_NumpyOperators, n) for n in _C_GETATTR):
-        mxcy_copy_getattr_slot(cls, _NumpyOperators)
+        # _NumpyOperators.__getattr__ only raises: CPython's own lookup raises the same
+        # AttributeError, and its method calls then skip making a bound method
+        mxcy_generic_getattr(cls)
         copied += 1
     return copied
 

@@ -121,7 +121,7 @@ def test_subclass_instances():
     onp.testing.assert_array_equal(r.asnumpy(), [2, 4])
     onp.testing.assert_array_equal((2 - s).asnumpy(), [1, 0])
     onp.testing.assert_allclose(np.exp(s).asnumpy(), onp.exp([1.0, 2.0]), rtol=1e-6)
-    with pytest.raises(AttributeError, match="'ndarray' object has no attribute 'exp'"):
+    with pytest.raises(AttributeError, match="'Sub' object has no attribute 'exp'"):
         s.exp
     o = np.array([1.0])._as_class(OwnAdd)
     assert o + o == 'own add'                     # its own slot is kept
