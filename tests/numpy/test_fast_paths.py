@@ -3,6 +3,8 @@ unless a subclass defines its own), attribute lookup in C, ``np.exp``-style unar
 straight to the kernel, and ``asnumpy`` as one copy. Each keeps the engine contract: a
 pending writer on an input is waited for, an error stored on an input reaches the result,
 an overlapping view as ``out`` reads its old values, and autograd still records."""
+import ctypes
+import sys
 import threading
 
 import numpy as onp
@@ -163,3 +165,55 @@ def test_asnumpy_of_a_large_array_and_a_pending_writer():
     threading.Timer(0.05, release.set).start()
     onp.testing.assert_array_equal(a.asnumpy(), vals)
     onp.testing.assert_array_equal(mx.nd.array(vals).asnumpy(), vals)
+
+
+def _slot(cls, offset, sub=None):
+    """A pointer in the type object of `cls` (`sub`: then at that offset in the struct
+    the first points to), read with ctypes: CPython 3.8+ 64-bit layout."""
+    p = ctypes.c_void_p.from_address(id(cls) + offset).value
+    return p if sub is None else ctypes.c_void_p.from_address(p + sub).value
+
+
+CPYTHON_LAYOUT = pytest.mark.skipif(
+    sys.implementation.name != 'cpython' or hasattr(sys, 'gettotalrefcount')
+    or ctypes.sizeof(ctypes.c_void_p) != 8, reason='reads a 64-bit CPython type layout')
+TP_DEALLOC, TP_AS_NUMBER, TP_GETATTRO = 48, 96, 144
+NB_ADD, NB_SUBTRACT, NB_MULTIPLY, NB_TRUE_DIVIDE = 0, 8, 16, 240
+
+
+@CPYTHON_LAYOUT
+def test_the_slots_are_the_c_ones():
+    """What the speed rests on (the values are the same either way): mx.np.ndarray and a
+    plain subclass get the C base's operator slots and CPython's own attribute lookup,
+    not the generic slots that look the method up on every call."""
+    from mxcy._ndarray import _NumpyOperators
+    for cls in (np.ndarray, Sub):
+        for nb in (NB_ADD, NB_SUBTRACT, NB_MULTIPLY, NB_TRUE_DIVIDE):
+            assert _slot(cls, TP_AS_NUMBER, nb) == _slot(_NumpyOperators, TP_AS_NUMBER, nb)
+        assert _slot(cls, TP_GETATTRO) == _slot(object, TP_GETATTRO)
+    assert _slot(OwnAdd, TP_AS_NUMBER, NB_ADD) != _slot(_NumpyOperators, TP_AS_NUMBER, NB_ADD)
+    assert _slot(np.ndarray, TP_DEALLOC) != _slot(Sub, TP_DEALLOC)    # Sub: the generic one
+
+
+def test_plain_dealloc_only_for_a_class_that_adds_nothing():
+    from mxcy._ndarray import _plain_dealloc
+
+    class WithDel(np.ndarray):
+        __slots__ = ()
+
+        def __del__(self):
+            pass
+
+    class WithDict(np.ndarray):
+        pass
+    assert not _plain_dealloc(WithDel)
+    assert not _plain_dealloc(WithDict)
+    with pytest.raises(TypeError, match='_plain_dealloc'):
+        _plain_dealloc(mx.nd.NDArray)
+    xs = [np.ones((2,)) + 1 for _ in range(10)]       # warm caches up
+    del xs
+    before = sys.getrefcount(np.ndarray)
+    for _ in range(3):                                  # freed without a leak of the type
+        xs = [np.ones((2,)) + 1 for _ in range(1000)]
+        del xs
+    assert sys.getrefcount(np.ndarray) - before < 10   # a leak would be 3000
