@@ -16,8 +16,12 @@ Figures (100 float32 values, microseconds per op, lower is better):
 A loop of ``N`` ops then ``wait_to_read()`` on the last result gives the per-op cost as a
 script pays it (the engine runs ops while Python issues the next); ``add_asnumpy`` syncs
 every op. NumPy does the same arithmetic on NumPy arrays (the floor); ``mx.nd`` the same on
-NDArrays, in the same run.
+NDArrays, in the same run. Each figure also gives the process CPU time per op
+(``cpu_us``: all threads, so engine workers count; ``cpu_numpy``, ``cpu_nd``, ``cpu_ratio``),
+a steadier measure than wall time on a shared machine (best of the same rounds).
 """
+import time
+
 import numpy as np
 
 from _common import best_interleaved, emit, load, parse
@@ -65,9 +69,22 @@ def run(mx, lib, reps, only):
                         'np': loop(f_numpy, a_np, b_np)}
         t = best_interleaved(variants, reps)
         us = {k: round(v / N * 1e6, 3) for k, v in t.items()}
+        cpu = {k: round(v / N * 1e6, 3) for k, v in best_cpu(variants, reps).items()}
         emit(BENCH, f'{fig}_us_per_op', lib, us['mx_np'], 'us', us['np'], better='lower',
              nd_value=us['mx_nd'], ratio_vs_nd=round(us['mx_np'] / us['mx_nd'], 4),
-             size=100, ops=N)
+             cpu_us=cpu['mx_np'], cpu_numpy=cpu['np'], cpu_nd=cpu['mx_nd'],
+             cpu_ratio=round(cpu['mx_np'] / cpu['np'], 4), size=100, ops=N)
+
+
+def best_cpu(variants, reps):
+    """{name: least process CPU seconds of one call}, the variants taking turns."""
+    best = {k: float('inf') for k in variants}
+    for _ in range(reps):
+        for k, fn in variants.items():
+            t = time.process_time()
+            fn()
+            best[k] = min(best[k], time.process_time() - t)
+    return best
 
 
 def main():

@@ -247,6 +247,20 @@ cdef int delete_cvar(EVar* v, free_fn on_free, void* ptr, size_t nbytes) except 
         v.del_nbytes = nbytes
         pthread_mutex_unlock(&g_lock)
         return 0
+    if v.head == NULL and not v.write_running and v.running_reads == 0 and not g_prof_on \
+            and not g_keep_freed:
+        # no op queued or running on v, so none holds it: free it now, as its delete op
+        # would when it ran (the profiler's trace keeps the op; the debug mode its record)
+        error_release_locked(v.error)
+        v.error = NULL
+        v.magic = VAR_DEAD
+        pthread_mutex_unlock(&g_lock)
+        free(v)
+        if on_free != NULL:
+            on_free(ptr, nbytes)
+        if g_dead != NULL:
+            drain_dead()
+        return 0
     pthread_mutex_unlock(&g_lock)
     op = new_op(1, 0)
     if op == NULL:

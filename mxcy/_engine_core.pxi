@@ -427,24 +427,6 @@ cdef void execute(EOp* op) noexcept nogil:
     tls_set_op(saved)
 
 
-cdef void run_inline_list(ReadyList* todo) noexcept nogil:
-    """Run ops inline on this thread, then release them (and anything they make ready)."""
-    cdef ReadyList rl
-    cdef EOp* op
-    rl.items = NULL
-    rl.n = 0
-    rl.cap = 0
-    while todo.n > 0:
-        todo.n -= 1
-        op = todo.items[todo.n]
-        execute(op)
-        pthread_mutex_lock(&g_lock)
-        complete_locked(op, &rl)
-        dispatch_locked(&rl, todo)
-        pthread_mutex_unlock(&g_lock)
-    free(rl.items)
-
-
 # ---------------------------------------------------------------- push
 cdef EOp* new_op(int ndeps, size_t args_size) noexcept nogil:
     cdef size_t head = (sizeof(EOp) + 15) & ~(<size_t>15)
@@ -506,6 +488,7 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
     cdef ReadyList rl
     cdef ReadyList inl
     cdef EOp* parent
+    cdef EOp* inline_op = NULL
     cdef int ready
     cdef int threaded = not (g_naive or g_shutdown or g_nworkers_wanted == 0)
     if threaded and g_nworkers < g_nworkers_wanted:
@@ -546,12 +529,14 @@ cdef int submit(EOp* op, int may_inline, int backpressure) except -1:
         if threaded and may_inline and op.pyfn == NULL:
             prepare_locked(op)
             g_stat_inline += 1
-            ready_add(&inl, op)
+            inline_op = op
         else:
             ready_add(&rl, op)
             dispatch_locked(&rl, &inl)
     pthread_mutex_unlock(&g_lock)
-    if inl.n > 0:
+    if inline_op != NULL:
+        run_inline_one(inline_op)
+    elif inl.n > 0:
         run_inline_list(&inl)
     free(rl.items)
     free(inl.items)

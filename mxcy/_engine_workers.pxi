@@ -1,5 +1,46 @@
-# Part of mxcy/_engine.pyx (textually included there): the worker pool: the worker loop,
-# starting the pool lazily, and stopping it (resize, interpreter exit).
+# Part of mxcy/_engine.pyx (textually included there): running ready ops on the pushing
+# thread (inline), and the worker pool: the worker loop, starting the pool lazily, and
+# stopping it (resize, interpreter exit).
+# ---------------------------------------------------------------- inline
+cdef void run_inline_list(ReadyList* todo) noexcept nogil:
+    """Run ops inline on this thread, then release them (and anything they make ready)."""
+    cdef ReadyList rl
+    cdef EOp* op
+    rl.items = NULL
+    rl.n = 0
+    rl.cap = 0
+    while todo.n > 0:
+        todo.n -= 1
+        op = todo.items[todo.n]
+        execute(op)
+        pthread_mutex_lock(&g_lock)
+        complete_locked(op, &rl)
+        dispatch_locked(&rl, todo)
+        pthread_mutex_unlock(&g_lock)
+    free(rl.items)
+
+
+cdef void run_inline_one(EOp* op) noexcept nogil:
+    """run_inline_list of one op, with no list allocated unless it makes others ready."""
+    cdef ReadyList rl
+    cdef ReadyList todo
+    rl.items = NULL
+    rl.n = 0
+    rl.cap = 0
+    todo.items = NULL
+    todo.n = 0
+    todo.cap = 0
+    execute(op)
+    pthread_mutex_lock(&g_lock)
+    complete_locked(op, &rl)
+    dispatch_locked(&rl, &todo)
+    pthread_mutex_unlock(&g_lock)
+    free(rl.items)
+    if todo.n > 0:
+        run_inline_list(&todo)
+    free(todo.items)
+
+
 # ---------------------------------------------------------------- workers
 cdef void* worker_main(void* arg) noexcept nogil:
     global g_nidle

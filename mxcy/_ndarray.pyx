@@ -19,9 +19,10 @@ _ndarray_index.pxi (included below; one extension module).
 """
 cimport cython
 cimport numpy as cnp
+from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from libc.stdint cimport int64_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from mxcy._engine cimport (Var, EVar, new_chunk, push_kernel, wait_var, kernel_fn,
                            FLAG_SMALL, FLAG_PARTIAL0)
@@ -77,12 +78,25 @@ cdef int64_t _prod(tuple shape):
 cdef class NDArray
 
 
+cdef extern from *:
+    """
+    static PyObject* mxcy_tp_new(PyObject* cls, PyObject* args) {
+        return ((PyTypeObject*)cls)->tp_new((PyTypeObject*)cls, args, NULL);
+    }
+    """
+    object mxcy_tp_new(object cls, object args)
+
+cdef tuple _NO_ARGS = ()
+
+
 cdef inline NDArray _new_of(type cls):
-    """A bare instance of `cls` (NDArray or a subclass; a subclass with its own C
-    constructor, such as mx.np's, must be made through its own __new__)."""
+    """A bare instance of `cls` (NDArray or a subclass): its own C constructor (tp_new),
+    which for a Python subclass without a __new__ is its C base's, called directly rather
+    than through a lookup of `cls.__new__` (a subclass that defines __new__ has CPython's
+    slot, which calls it)."""
     if cls is NDArray:
         return NDArray.__new__(NDArray)
-    return cls.__new__(cls)
+    return <NDArray?>mxcy_tp_new(cls, _NO_ARGS)
 
 
 cdef class NDArray:
@@ -171,7 +185,7 @@ cdef class NDArray:
     def asnumpy(self):
         """A NumPy copy of the values (waits for pending writes)."""
         wait_var(self._chunk.cvar)
-        return self._np_view().copy()
+        return _np_copy(self)
 
     def asscalar(self):
         """The value of a shape-(1,) array as a NumPy scalar (MXNet 1.x: only shape (1,))."""

@@ -1,6 +1,27 @@
 # Included by _ndarray.pyx: the NumPy paths (float16 fallbacks, casts, indexing with keys
 # that are not first-axis views) and MXNet's reshape rules.
 
+# ---------------------------------------------------------------- NumPy copies
+cdef object _np_copy(NDArray x):
+    """A new NumPy array holding a copy of x's values (x's writers have run): one NumPy
+    allocation and a memcpy, without the GIL for a large copy."""
+    cdef cnp.npy_intp dims[32]
+    cdef int i, nd = len(x._shape)
+    cdef char* src = x._ptr()
+    cdef size_t nbytes = <size_t>x._nbytes()
+    cdef void* dst
+    for i in range(nd):
+        dims[i] = x._shape[i]
+    arr = cnp.PyArray_SimpleNew(nd, dims, NP_TYPENUM[x._dtype])
+    dst = cnp.PyArray_DATA(<cnp.ndarray>arr)
+    if nbytes > 65536:
+        with nogil:
+            memcpy(dst, src, nbytes)
+    elif nbytes:
+        memcpy(dst, src, nbytes)
+    return arr
+
+
 # ---------------------------------------------------------------- NumPy fallbacks
 def _binary_np(int op, scalar):
     """The float16 path of a binary op: `mxcy._reference`, the same semantics in NumPy."""

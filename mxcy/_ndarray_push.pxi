@@ -112,13 +112,15 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
     cdef EVar* vs[3]
     cdef tuple oshape
     cdef int i
+    cdef bint same = True       # operands of one shape (no broadcasting)
     if isinstance(other, NDArray):
         y = <NDArray>other
         if y._dtype != x._dtype:
             raise TypeError(f"{_BINARY_NAMES[op]}: operands have different dtypes "
                             f"{_NP_TYPES[x._dtype].__name__} and "
                             f"{_NP_TYPES[y._dtype].__name__}; convert one with astype()")
-        if y._shape == x._shape:
+        same = PyObject_RichCompareBool(y._shape, x._shape, Py_EQ)     # `is` first
+        if same:
             oshape = x._shape
         else:
             oshape = _bcast_shape(x._shape, y._shape, _BINARY_NAMES[op])
@@ -164,7 +166,7 @@ cdef object _binary(NDArray x, other, int op, int rop, object out):
                     _flags(a.n) | _wflag(o))
         return o
     a.y = y._ptr()
-    if y._shape != x._shape:
+    if not same:
         if len(oshape) > MAX_DIM:
             raise ValueError(f"{_BINARY_NAMES[op]}: broadcasting supports at most "
                              f"{MAX_DIM} dimensions, got {len(oshape)}")
@@ -190,13 +192,16 @@ def binary(x, other, int op, out=None):
 
 def unary(x, int op, out=None):
     """out := f(x) for a U_* code from _ops."""
-    cdef UnaryArgs a
-    cdef NDArray xx, o
-    cdef EVar* r
-    cdef EVar* w
     if not isinstance(x, NDArray):
         raise TypeError(f"expected an NDArray, got {type(x).__name__}")
-    xx = <NDArray>x
+    return _unary(<NDArray>x, op, out)
+
+
+cdef NDArray _unary(NDArray xx, int op, object out):
+    cdef UnaryArgs a
+    cdef NDArray o
+    cdef EVar* r
+    cdef EVar* w
     if out is None:
         o = _empty_as(xx, xx._shape, xx._dtype, xx._ctx)
     else:

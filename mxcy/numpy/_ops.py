@@ -8,15 +8,13 @@ import numbers
 
 import numpy as _onp
 
-from mxcy import autograd as _autograd
-from mxcy._ndarray import NDArray, dtype_of
-from mxcy._ndarray import unary as _unary_kernel
+from mxcy._ndarray import NDArray
+from mxcy._ndarray import np_unary as _np_unary
 from mxcy._ops import UNARY_OPS
 from mxcy.ndarray import _gen
 from mxcy.numpy.multiarray import _cast, as_array, ndarray, result_dtype
 
 _F32 = _onp.dtype(_onp.float32)
-_AG_STATE = _autograd._STATE     # this thread's recording state
 
 # unary functions (registry ops of the same name); MXNet 1.9.1's np keeps an integer
 # input's dtype (exp(int32) is int32), only bool inputs become float32
@@ -83,9 +81,6 @@ def _unary(name, nd_name):
     code = UNARY_OPS.get(nd_name)
 
     def fn(x, out=None, **kwargs):
-        if type(x) is ndarray and code is not None and out is None and \
-                dtype_of(x) <= 1 and not _AG_STATE.recording:
-            return _unary_kernel(x, code)       # the C kernel, as mx.nd's op runs it
         if not isinstance(x, NDArray) and isinstance(x, (numbers.Number, _onp.generic)):
             return getattr(_onp, name)(x)
         x = _arr(x, name)
@@ -94,7 +89,10 @@ def _unary(name, nd_name):
         return _to_out(fn_nd(x), out, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} (NumPy semantics; recorded by autograd)."
-    return fn
+    if code is None:
+        return fn
+    # a float array, no out, not recording: straight to the C kernel, as mx.nd's op runs it
+    return _np_unary(ndarray, code, fn, name)
 
 
 def install_unary(namespace):

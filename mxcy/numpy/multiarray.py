@@ -255,6 +255,10 @@ class ndarray(_NumpyOperators):
     """An array with NumPy semantics (``mx.np.ndarray``), on mxcy's engine and memory."""
     __slots__ = ()
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _ndarray._keep_c_operators(cls)     # + - * / stay C slots in subclasses too
+
     @property
     def dtype(self):
         """The NumPy dtype (``dtype('float32')``; mx.nd gives the type, np.float32)."""
@@ -326,9 +330,6 @@ class ndarray(_NumpyOperators):
     def __hash__(self):
         raise TypeError("unhashable type: 'mxnet.numpy.ndarray'")
 
-    def __getattr__(self, name):
-        raise AttributeError(f"'ndarray' object has no attribute '{name}'")
-
     def __reduce__(self):
         return (_from_pickle, (self.asnumpy(),))
 
@@ -349,9 +350,6 @@ class ndarray(_NumpyOperators):
 
     def as_np_ndarray(self):
         return self
-
-    def asnumpy(self):
-        return NDArray.asnumpy(self)
 
     def astype(self, dtype, order='K', casting='unsafe', subok=True, copy=True):
         if order not in ('K', 'C', 'A'):
@@ -465,6 +463,8 @@ class ndarray(_NumpyOperators):
 
 
 ndarray.__module__ = 'mxcy.numpy'
+_ndarray._keep_c_operators(ndarray)
+_ndarray._plain_dealloc(ndarray)        # not subclasses: one of them may add __del__ later
 _ndarray._set_np_arith_hook(_np_arith)
 
 
