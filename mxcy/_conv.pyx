@@ -368,6 +368,7 @@ cdef void sum_parts(real_t* parts, int nparts, int64_t size, real_t* out,
 
 
 include "_conv_depthwise.pxi"
+include "_conv_direct.pxi"
 
 
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
@@ -380,6 +381,8 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
         return ERR_VALUE
     if is_depthwise(a):
         return depthwise_fwd(a)
+    if use_direct(a) and not is_pointwise(a):
+        return conv_fwd_direct(a)
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0
