@@ -381,7 +381,7 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
         return ERR_VALUE
     if is_depthwise(a):
         return depthwise_fwd(a)
-    if use_direct(a) and not is_pointwise(a):
+    if use_direct(a):
         return conv_fwd_direct(a)
     cp.a = a
     cp.dw_parts = NULL

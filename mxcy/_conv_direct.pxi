@@ -56,8 +56,10 @@ cdef struct DirectConv:
 
 
 cdef inline bint use_direct(ConvArgs* a) noexcept nogil:
+    """A float32 forward on AVX2 with enough taps; 1×1 layers without padding keep their
+    GEMMs on the data (_conv_1x1.pxi), which measured as fast."""
     return (direct_conv_enabled and a.dtype == DT_FLOAT32 and mxcy_cd_isa()
-            and (a.c // a.groups) * a.kh * a.kw >= DIRECT_MIN_K)
+            and (a.c // a.groups) * a.kh * a.kw >= DIRECT_MIN_K and not is_pointwise(a))
 
 
 cdef void direct_image(DirectConv* dc, float* img, int n, int f0, int f1, int64_t t0,
@@ -164,6 +166,23 @@ def set_direct_conv(bint enabled):
     old = direct_conv_enabled
     direct_conv_enabled = enabled
     return old
+
+
+def conv_fwd_takes_direct(x_shape, w_shape, stride=(1, 1), pad=(0, 0), dilate=(1, 1),
+                          int groups=1, dtype=np.float32):
+    """Whether a forward of this geometry and dtype runs through the direct kernel (tests
+    check that the shapes they mean to cover do)."""
+    cdef ConvArgs a
+    memset(&a, 0, sizeof(a))
+    oh, ow = conv_geometry(x_shape, w_shape, stride, pad, dilate)
+    a.dtype = DT_FLOAT32 if np.dtype(dtype) == np.float32 else DT_FLOAT64
+    a.n, a.c, a.h, a.w = x_shape
+    a.f, a.kh, a.kw = w_shape[0], w_shape[2], w_shape[3]
+    a.sh, a.sw = stride
+    a.ph, a.pw = pad
+    a.dil_h, a.dil_w = dilate
+    a.oh, a.ow, a.groups = oh, ow, groups
+    return bool(not is_depthwise(&a) and use_direct(&a))
 
 
 def direct_conv_available():
