@@ -42,6 +42,8 @@ cdef bint direct_conv_enabled = True      # tests switch it off to compare with 
 cdef enum:
     DIRECT_MIN_K = 16         # taps per filter below which im2col + BLAS is kept
     DIRECT_TILE_SPLIT = 8     # one image: split by tiles when it has this many per part
+    DIRECT_W_BATCH = 1 << 19  # weight bytes up to which a batch takes the direct path
+    DIRECT_W_ONE = 1 << 22    # ... and batch 1
     DIRECT_L1_BYTES = 20480   # a tap block's image window (per tile block) fits this
 
 
@@ -56,10 +58,14 @@ cdef struct DirectConv:
 
 
 cdef inline bint use_direct(ConvArgs* a) noexcept nogil:
-    """A float32 forward on AVX2 with enough taps; 1×1 layers without padding keep their
-    GEMMs on the data (_conv_1x1.pxi), which measured as fast."""
+    """A float32 forward on AVX2 with enough taps, unless its weights are big: every block
+    of tiles reads all of W again, which measured slower than im2col + OpenBLAS once W
+    outgrows L2 with both cores busy (a batch), or L3's share at batch 1 (bench/RESULTS.md,
+    issue 16). 1×1 layers without padding keep their GEMMs on the data (_conv_1x1.pxi)."""
+    cdef int64_t wbytes = <int64_t>a.f * (a.c // a.groups) * a.kh * a.kw * 4
     return (direct_conv_enabled and a.dtype == DT_FLOAT32 and mxcy_cd_isa()
-            and (a.c // a.groups) * a.kh * a.kw >= DIRECT_MIN_K and not is_pointwise(a))
+            and (a.c // a.groups) * a.kh * a.kw >= DIRECT_MIN_K and not is_pointwise(a)
+            and wbytes <= (DIRECT_W_ONE if a.n == 1 else DIRECT_W_BATCH))
 
 
 cdef void direct_image(DirectConv* dc, float* img, int n, int f0, int f1, int64_t t0,

@@ -102,6 +102,11 @@ def test_paths_not_taken():
     assert not _conv.conv_fwd_takes_direct((1, 8, 9, 9), (4, 8, 3, 3), dtype=np.float64)
     assert not _conv.conv_fwd_takes_direct((1, 64, 9, 9), (32, 64, 1, 1))
     assert not _conv.conv_fwd_takes_direct((1, 2, 9, 9), (4, 2, 2, 2))        # K = 8
+    # weights past L2 (a batch) or 4 MB (batch 1) stay on im2col + BLAS
+    assert _conv.conv_fwd_takes_direct((16, 64, 14, 14), (64, 64, 3, 3), pad=(1, 1))
+    assert not _conv.conv_fwd_takes_direct((16, 256, 14, 14), (256, 256, 3, 3), pad=(1, 1))
+    assert _conv.conv_fwd_takes_direct((1, 256, 14, 14), (256, 256, 3, 3), pad=(1, 1))
+    assert not _conv.conv_fwd_takes_direct((1, 512, 7, 7), (512, 512, 3, 3), pad=(1, 1))
 
 
 @pytest.mark.parametrize('direct', [True, False], ids=['direct', 'blas'])
