@@ -3,8 +3,10 @@
 
 Which path a convolution takes: depthwise (groups == channels == filters) the direct
 kernels of _conv_depthwise.pxi; 1×1 without padding GEMMs on the data itself
-(_conv_1x1.pxi); float32 on AVX-512 the packed, indirect GEMM of _conv_packed.pxi; the rest
-im2col + BLAS (_conv_cols.pxi), in cache-sized bands of output rows. Pooling is in
+(_conv_1x1.pxi); a float32 forward on AVX2 the register-blocked direct kernel of
+_conv_direct.pxi (unless its weights are big); float32 on AVX-512 the packed, indirect
+GEMM of _conv_packed.pxi; the rest im2col + BLAS (_conv_cols.pxi), in cache-sized bands of
+output rows. Pooling is in
 _conv_pool.pxi; the NumPy twins of the kernels in _conv_twins.pxi.
 
 Layouts are NCHW, row-major, contiguous. A 1-D convolution or pooling is the 2-D one with
