@@ -29,6 +29,9 @@ cdef struct ConvArgs:
     int req_x
     int req_w
     int req_b
+    int act                # forward: 1 asks for y := clamp(y, act_lo, act_hi) (the kernel
+    double act_lo          #   sets 2 when it applied it; the caller clamps otherwise)
+    double act_hi
 
 cdef struct PoolArgs:
     char* x

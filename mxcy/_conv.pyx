@@ -4,10 +4,12 @@
 Which path a convolution takes: depthwise (groups == channels == filters) the direct
 kernels of _conv_depthwise.pxi; float32 3×3 stride 1 with enough channels and tiles
 Winograd F(2×2, 3×3) (_conv_winograd.pxi); 1×1 without padding GEMMs on the data itself
-(_conv_1x1.pxi); float32 on AVX-512 the packed, indirect GEMM of _conv_packed.pxi; the rest
-im2col + BLAS (_conv_cols.pxi), in cache-sized bands of output rows. Pooling is in
-_conv_pool.pxi; the NumPy twins of the kernels in _conv_twins.pxi. Kernel taps that read
-only padding are cropped away first (_conv_crop.pxi).
+(_conv_1x1.pxi); a float32 forward on AVX2 the register-blocked direct kernel of
+_conv_direct.pxi (unless its weights are big); float32 on AVX-512 the packed, indirect
+GEMM of _conv_packed.pxi; the rest im2col + BLAS (_conv_cols.pxi), in cache-sized bands of
+output rows. Pooling is in _conv_pool.pxi; the NumPy twins of the kernels in
+_conv_twins.pxi. Kernel taps that read only padding are cropped away first
+(_conv_crop.pxi).
 
 Layouts are NCHW, row-major, contiguous. A 1-D convolution or pooling is the 2-D one with
 H = 1. Shapes and parameters are validated by the operator before the push. `req` codes:
@@ -372,6 +374,7 @@ cdef void sum_parts(real_t* parts, int nparts, int64_t size, real_t* out,
 include "_conv_depthwise.pxi"
 include "_conv_crop.pxi"
 include "_conv_winograd.pxi"
+include "_conv_direct.pxi"
 
 
 cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
@@ -390,6 +393,8 @@ cdef int conv_fwd_kernel(void* args, char* errmsg) noexcept nogil:
         return depthwise_fwd(a)
     if use_winograd(a):
         return winograd_fwd(a)
+    if use_direct(a):
+        return conv_fwd_direct(a)
     cp.a = a
     cp.dw_parts = NULL
     cp.err = 0

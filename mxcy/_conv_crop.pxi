@@ -96,6 +96,7 @@ cdef int conv_fwd_cropped(ConvArgs* a, ConvArgs* sub, int lh, int lw,
     copy_taps(a, sub, lh, lw, a.wt, wc, True, 0)
     sub.wt = wc
     rc = conv_fwd_kernel(sub, errmsg)
+    a.act = sub.act             # 2 when the kernel applied the fused clamp itself
     free(wc)
     return rc
 

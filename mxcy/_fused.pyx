@@ -92,8 +92,10 @@ cdef int act_kernel(void* args, char* errmsg) noexcept nogil:
 cdef int conv_act_kernel(void* args, char* errmsg) noexcept nogil:
     """y := clamp(conv(x, w) + b, lo, hi)."""
     cdef ConvActArgs* s = <ConvActArgs*>args
-    cdef int rc = conv_fwd_kernel(&s.conv, errmsg)
-    if rc:
+    cdef int rc
+    s.conv.act, s.conv.act_lo, s.conv.act_hi = 1, s.act.lo, s.act.hi
+    rc = conv_fwd_kernel(&s.conv, errmsg)
+    if rc or s.conv.act == 2:       # 2: the convolution clamped in its epilogue
         return rc
     return act_run(&s.act)
 

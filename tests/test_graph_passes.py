@@ -54,7 +54,9 @@ def test_conv_bn_relu_stack_is_folded_and_fused(monkeypatch, bias, fix_gamma):
     for i in range(3):
         x = sym.BatchNorm(conv(x, f'c{i}', bias=bias), fix_gamma=fix_gamma, name=f'bn{i}')
         x = sym.Activation(x, act_type='relu', name=f'r{i}')
-    check_same(x, monkeypatch, ['_fused_conv_act'] * 3)
+    # NOTE: outputs reach ~30 after three layers; folding rounds the weights differently, so
+    # a cancelling output differs by a few float32 ulps of 30 (1.5e-5), not of itself
+    check_same(x, monkeypatch, ['_fused_conv_act'] * 3, atol=1e-4)
 
 
 def test_residual_block_add_relu_in_one_op(monkeypatch):

@@ -32,8 +32,10 @@ def packed_isa(request):
     (off by default there: slower than BLAS, bench/RESULTS.md), so an AVX2 machine checks
     the AVX2 kernel too."""
     old = _conv.set_packed_conv_isa(request.param)
+    old_direct = _conv.set_direct_conv(False)     # the AVX2 forward would take these first
     yield request.param
     _conv.set_packed_conv_isa(old)
+    _conv.set_direct_conv(old_direct)
 
 
 @pytest.fixture
