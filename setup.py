@@ -15,6 +15,7 @@ MOD_NAMES = [
     "mxcy._conv",
     "mxcy._rnn",
     "mxcy._fused",
+    "mxcy._detect",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")

@@ -15,10 +15,10 @@
 """
 import numpy as np
 
+from mxcy import _detect
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
-from mxcy.operator.box_ops import pairwise_iou
 from mxcy.operator.tensor import check_axis
 
 
@@ -103,7 +103,10 @@ class box_iou(NumpyOp):
         if p.format == 'center':
             a = np.concatenate([a[:, :2] - a[:, 2:] / 2, a[:, :2] + a[:, 2:] / 2], 1)
             b = np.concatenate([b[:, :2] - b[:, 2:] / 2, b[:, :2] + b[:, 2:] / 2], 1)
-        return pairwise_iou(a, b).reshape(lhs.shape[:-1] + rhs.shape[:-1])
+        out = np.empty((len(a), len(b)), lhs.dtype if lhs.dtype in (np.float32, np.float64)
+                       else np.float64)
+        _detect.box_iou_pairs(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+        return out.reshape(lhs.shape[:-1] + rhs.shape[:-1])
 
 
 @_contrib

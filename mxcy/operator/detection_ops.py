@@ -35,8 +35,8 @@ gradient (nothing is recorded; the inputs' gradients stay zero).
 """
 import numpy as np
 
+from mxcy import _detect
 from mxcy.operator._numpy_op import NumpyOp
-from mxcy.operator.box_ops import greedy_keep
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -275,12 +275,10 @@ class MultiBoxDetection(NumpyOp):
     def _nms(self, p, rows):
         """Rows (sorted by score) overlapping an earlier kept row of their class (any
         class with force_suppress) by IoU >= nms_threshold get class -1."""
-        ids = rows[:, 0].copy()
-
-        def overlaps(lo, hi):
-            over = _iou_corner(rows[lo:hi, 2:], rows[:, 2:]) >= p.nms_threshold
-            return over if p.force_suppress else over & (ids[lo:hi, None] == ids[None, :])
-        rows[greedy_keep(len(rows), overlaps)[1], 0] = -1
+        ids = None if p.force_suppress else rows[:, 0].copy()
+        gone = _detect.nms(np.ascontiguousarray(rows[:, 2:]), ids, p.nms_threshold,
+                           _detect.NMS_MULTIBOX)[1]
+        rows[gone, 0] = -1
 
 
 def _base_anchors(stride, ratios, scales):
@@ -414,24 +412,8 @@ class _ProposalBase(NumpyOp):
     def _nms(boxes, thresh, limit):
         """Indices kept by greedy NMS (IoU > thresh suppresses; +1 pixel areas), at most
         `limit` of them."""
-        area = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
-        suppressed = np.zeros(len(boxes), bool)
-        keep = []
-        for i in range(len(boxes)):
-            if suppressed[i]:
-                continue
-            keep.append(i)
-            if len(keep) >= limit:
-                break
-            b = boxes[i]
-            ww = np.maximum(F32(0), np.minimum(b[2], boxes[i + 1:, 2]) -
-                            np.maximum(b[0], boxes[i + 1:, 0]) + 1)
-            hh = np.maximum(F32(0), np.minimum(b[3], boxes[i + 1:, 3]) -
-                            np.maximum(b[1], boxes[i + 1:, 1]) + 1)
-            inter = ww * hh
-            ovr = inter / (area[i] + area[i + 1:] - inter)
-            suppressed[i + 1:] |= ovr > thresh
-        return keep
+        return _detect.nms(np.ascontiguousarray(boxes, F32), None, thresh,
+                           _detect.NMS_PROPOSAL, limit)[0]
 
 
 @_contrib
