@@ -36,14 +36,17 @@ COMPILER_DIRECTIVES = {
 # Per-module compiler flags. _rnn: its float32 sigmoid/tanh loops (mxcy/_rnn_math.h) clamp
 # their argument before an int conversion; with trapping math GCC keeps that as a branch and
 # leaves the loop scalar. mxcy never reads floating-point exception flags.
-EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
+# _detect: the same for the compare-and-select loops of NMS and IoU (_detect_nms.h).
+EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"],
+                      "mxcy._detect": ["-fno-trapping-math"]}
 
 # C headers a module includes (a change to one rebuilds the module)
 HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
-           "mxcy._fused": ["mxcy/_conv.pxd"]}
+           "mxcy._fused": ["mxcy/_conv.pxd"],
+           "mxcy._detect": ["mxcy/_detect_nms.h"]}
 
 
 def make_extension(name):

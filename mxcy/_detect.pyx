@@ -11,7 +11,7 @@ boxes' dtype; NumPy's NaN-propagating minimum/maximum), so suppression decisions
 identical; sums of a bin accumulate in double.
 """
 from libc.math cimport ceil, cos, floor, log, sin
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
 
 import numpy as np
 
@@ -47,39 +47,69 @@ cdef inline real nmax(real a, real b) noexcept nogil:
     return a if (a > b or a != a) else b
 
 
-cdef inline real box_area(const real* b, int mode) noexcept nogil:
+cdef inline real box_area(real x0, real y0, real x1, real y1, int mode) noexcept nogil:
     if mode == MODE_BOX:
-        return nmax(b[2] - b[0], <real>0) * nmax(b[3] - b[1], <real>0)
+        return nmax(x1 - x0, <real>0) * nmax(y1 - y0, <real>0)
     if mode == MODE_MULTIBOX:
-        return (b[2] - b[0]) * (b[3] - b[1])
-    return (b[2] - b[0] + 1) * (b[3] - b[1] + 1)
+        return (x1 - x0) * (y1 - y0)
+    return (x1 - x0 + 1) * (y1 - y0 + 1)
 
 
-cdef inline bint suppresses(const real* a, const real* b, real area_a, real area_b,
-                            real thresh, int mode) noexcept nogil:
-    """Whether kept box a suppresses box b."""
-    cdef real w, h, inter, union, iou
-    if mode == MODE_PROPOSAL:
-        w = nmax(<real>0, nmin(a[2], b[2]) - nmax(a[0], b[0]) + 1)
-        h = nmax(<real>0, nmin(a[3], b[3]) - nmax(a[1], b[1]) + 1)
-        inter = w * h
-        return inter / (area_a + area_b - inter) > thresh
-    w = nmax(nmin(a[2], b[2]) - nmax(a[0], b[0]), <real>0)
-    h = nmax(nmin(a[3], b[3]) - nmax(a[1], b[1]), <real>0)
-    inter = w * h
-    union = area_a + area_b - inter
-    iou = inter / union if union > 0 else 0
-    if mode == MODE_MULTIBOX:
-        return iou >= thresh
-    return iou > thresh
+cdef extern from "_detect_nms.h" nogil:     # NMS and IoU rows, vectorised
+    void mxcy_nms_row_box_f(Py_ssize_t, Py_ssize_t, const float*, const float*, const float*,
+                            const float*, const float*, const float*, float, int32_t*)
+    void mxcy_nms_row_box_d(Py_ssize_t, Py_ssize_t, const double*, const double*,
+                            const double*, const double*, const double*, const double*,
+                            double, int32_t*)
+    void mxcy_nms_row_multibox_f(Py_ssize_t, Py_ssize_t, const float*, const float*,
+                                 const float*, const float*, const float*, const float*,
+                                 float, int32_t*)
+    void mxcy_nms_row_multibox_d(Py_ssize_t, Py_ssize_t, const double*, const double*,
+                                 const double*, const double*, const double*,
+                                 const double*, double, int32_t*)
+    void mxcy_nms_row_proposal_f(Py_ssize_t, Py_ssize_t, const float*, const float*,
+                                 const float*, const float*, const float*, const float*,
+                                 float, int32_t*)
+    void mxcy_nms_row_proposal_d(Py_ssize_t, Py_ssize_t, const double*, const double*,
+                                 const double*, const double*, const double*,
+                                 const double*, double, int32_t*)
+    void mxcy_iou_row_f(const double*, double, const double*, const double*, const double*,
+                        const double*, const double*, float*, Py_ssize_t)
+    void mxcy_iou_row_d(const double*, double, const double*, const double*, const double*,
+                        const double*, const double*, double*, Py_ssize_t)
 
 
-cdef Py_ssize_t nms_loop(const real[:, ::1] boxes, const real* ids, real thresh, int mode,
-                         Py_ssize_t limit, real* area, unsigned char* gone,
+cdef inline void suppress_after(Py_ssize_t i, Py_ssize_t n, const real* x0, const real* y0,
+                                const real* x1, const real* y1, const real* area,
+                                const real* ids, real t, int mode,
+                                int32_t* gone) noexcept nogil:
+    """gone[j] |= kept box i suppresses box j, for j in (i, n) (_detect_nms.h)."""
+    if real is float:
+        if mode == MODE_PROPOSAL:
+            mxcy_nms_row_proposal_f(i, n, x0, y0, x1, y1, area, ids, t, gone)
+        elif mode == MODE_MULTIBOX:
+            mxcy_nms_row_multibox_f(i, n, x0, y0, x1, y1, area, ids, t, gone)
+        else:
+            mxcy_nms_row_box_f(i, n, x0, y0, x1, y1, area, ids, t, gone)
+    else:
+        if mode == MODE_PROPOSAL:
+            mxcy_nms_row_proposal_d(i, n, x0, y0, x1, y1, area, ids, t, gone)
+        elif mode == MODE_MULTIBOX:
+            mxcy_nms_row_multibox_d(i, n, x0, y0, x1, y1, area, ids, t, gone)
+        else:
+            mxcy_nms_row_box_d(i, n, x0, y0, x1, y1, area, ids, t, gone)
+
+
+cdef Py_ssize_t nms_loop(const real[:, ::1] cols, const real* ids, real thresh, int mode,
+                         Py_ssize_t limit, real* area, int32_t* gone,
                          int64_t* keep) noexcept nogil:
-    cdef Py_ssize_t n = boxes.shape[0], i, j, kept = 0
+    cdef Py_ssize_t n = cols.shape[1], i, kept = 0
+    cdef const real* x0 = &cols[0, 0]
+    cdef const real* y0 = &cols[1, 0]
+    cdef const real* x1 = &cols[2, 0]
+    cdef const real* y1 = &cols[3, 0]
     for i in range(n):
-        area[i] = box_area(&boxes[i, 0], mode)
+        area[i] = box_area(x0[i], y0[i], x1[i], y1[i], mode)
     for i in range(n):
         if gone[i]:
             continue
@@ -87,65 +117,68 @@ cdef Py_ssize_t nms_loop(const real[:, ::1] boxes, const real* ids, real thresh,
         kept += 1
         if kept >= limit:
             break
-        for j in range(i + 1, n):
-            if gone[j] or (ids != NULL and ids[i] != ids[j]):
-                continue
-            if suppresses(&boxes[i, 0], &boxes[j, 0], area[i], area[j], thresh, mode):
-                gone[j] = 1
+        suppress_after(i, n, x0, y0, x1, y1, area, ids, thresh, mode, gone)
     return kept
 
 
-def nms(const real[:, ::1] boxes, ids, double thresh, int mode, Py_ssize_t limit=-1):
-    """Greedy NMS over boxes (n, 4) (corners) already in score order: box i is kept unless
-    a kept box before it (of the same id when ids (n,) is given) suppresses it (`mode`).
-    Stops after `limit` kept boxes (< 0: no limit). Returns (kept indices int64, the
-    suppressed mask bool (n,))."""
-    cdef Py_ssize_t n = boxes.shape[0]
-    if boxes.shape[1] != 4 or (ids is not None and len(ids) != n):
-        raise ValueError(f"nms: boxes (n, 4) and ids (n,) expected, got "
-                         f"({boxes.shape[0]}, {boxes.shape[1]}) and {None if ids is None else len(ids)}")
+def nms(boxes, ids, double thresh, int mode, Py_ssize_t limit=-1):
+    """Greedy NMS over float32/float64 boxes (n, 4) (corners) already in score order: box
+    i is kept unless a kept box before it (of the same id when ids (n,) is given)
+    suppresses it (`mode`). Stops after `limit` kept boxes (< 0: no limit). Returns (kept
+    indices int64, the suppressed mask bool (n,))."""
+    boxes = as_real(boxes)
+    if boxes.ndim != 2 or boxes.shape[1] != 4 or (ids is not None and len(ids) != len(boxes)):
+        raise ValueError(f"nms: boxes (n, 4) and ids (n,) expected, got {boxes.shape} and "
+                         f"{None if ids is None else len(ids)}")
+    return _nms(np.ascontiguousarray(boxes.T), ids, thresh, mode, limit)
+
+
+def _nms(const real[:, ::1] cols, ids, double thresh, int mode, Py_ssize_t limit):
+    cdef Py_ssize_t n = cols.shape[1]
     dt = np.float32 if real is float else np.float64
     area_a = np.empty(n, dt)
-    gone_a = np.zeros(n, np.bool_)
+    gone_a = np.zeros(n, np.int32)
     keep_a = np.empty(n, np.int64)
     ids_a = None if ids is None else np.ascontiguousarray(ids, dt)
     cdef real[::1] area = area_a
-    cdef unsigned char[::1] gone = gone_a.view(np.uint8)
+    cdef int32_t[::1] gone = gone_a
     cdef int64_t[::1] keep = keep_a
     cdef const real[::1] idv
     cdef const real* idp = NULL
     cdef Py_ssize_t kept = 0
+    if n == 0:
+        return keep_a, gone_a.astype(bool)
     if ids_a is not None:
         idv = ids_a
-        if n:
-            idp = &idv[0]
-    if n == 0:
-        return keep_a, gone_a
+        idp = &idv[0]
     with nogil:
-        kept = nms_loop(boxes, idp, <real>thresh, mode, limit if limit >= 0 else n,
+        kept = nms_loop(cols, idp, <real>thresh, mode, limit if limit >= 0 else n,
                         &area[0], &gone[0], &keep[0])
-    return keep_a[:kept], gone_a
+    return keep_a[:kept], gone_a.astype(bool)
 
 
 def box_iou_pairs(const double[:, ::1] a, const double[:, ::1] b, real[:, ::1] out):
     """out[i, j] := IoU of corner boxes a[i] and b[j] (areas max(w, 0) * max(h, 0);
     0 where the union is not positive), computed in double."""
-    cdef Py_ssize_t m = a.shape[0], n = b.shape[0], i, j
-    cdef double w, h, inter, union, area_i
+    cdef Py_ssize_t m = a.shape[0], n = b.shape[0], i
+    cdef double aa
     if out.shape[0] != m or out.shape[1] != n or a.shape[1] != 4 or b.shape[1] != 4:
         raise ValueError("box_iou: a (m, 4), b (n, 4) and out (m, n) expected")
-    area_b_a = np.maximum(np.subtract(b[:, 2], b[:, 0]), 0) * \
-        np.maximum(np.subtract(b[:, 3], b[:, 1]), 0)
-    cdef const double[::1] area_b = area_b_a
+    if m == 0 or n == 0:
+        return
+    cols_a = np.ascontiguousarray(np.asarray(b).T)                  # (4, n): one row a side
+    area_a = np.maximum(cols_a[2] - cols_a[0], 0) * np.maximum(cols_a[3] - cols_a[1], 0)
+    cdef const double[:, ::1] cols = cols_a
+    cdef const double[::1] area_b = area_a
     with nogil:
         for i in range(m):
-            area_i = box_area(&a[i, 0], MODE_BOX)
-            for j in range(n):
-                w = nmax(nmin(a[i, 2], b[j, 2]) - nmax(a[i, 0], b[j, 0]), 0.0)
-                h = nmax(nmin(a[i, 3], b[j, 3]) - nmax(a[i, 1], b[j, 1]), 0.0)
-                inter = w * h
-                union = area_i + area_b[j] - inter
-                out[i, j] = <real>(inter / union if union > 0 else 0)
+            aa = box_area(a[i, 0], a[i, 1], a[i, 2], a[i, 3], MODE_BOX)
+            if real is float:
+                mxcy_iou_row_f(&a[i, 0], aa, &cols[0, 0], &cols[1, 0], &cols[2, 0],
+                               &cols[3, 0], &area_b[0], &out[i, 0], n)
+            else:
+                mxcy_iou_row_d(&a[i, 0], aa, &cols[0, 0], &cols[1, 0], &cols[2, 0],
+                               &cols[3, 0], &area_b[0], &out[i, 0], n)
 
 
 def box_encode(const double[:, ::1] samples, const double[:, ::1] matches,
@@ -220,6 +253,38 @@ def roi_align_sep(const real[:, :, :, ::1] data, const int64_t[::1] batch,
                         out[r, c, i, j] = acc
 
 
+def roi_align_sep_grad(const double[:, :, :, ::1] dy, const int64_t[::1] batch,
+                       const double[:, :, ::1] wy, const double[:, :, ::1] wx,
+                       double[:, :, :, ::1] dx):
+    """dx[batch[r], c, y, x] += sum_i,j wy[r, i, y] wx[r, j, x] dy[r, c, i, j] (the
+    transpose of roi_align_sep; dx zeroed by the caller)."""
+    cdef Py_ssize_t nr = batch.shape[0], nc = dx.shape[1], ph = wy.shape[1]
+    cdef Py_ssize_t pw = wx.shape[1], hh = dx.shape[2], ww = dx.shape[3]
+    cdef Py_ssize_t r, c, i, j, y, x
+    cdef double g, gy
+    cdef double* plane
+    if wy.shape[2] != hh or wx.shape[2] != ww or dy.shape[0] != nr or dy.shape[1] != nc \
+            or dy.shape[2] != ph or dy.shape[3] != pw:
+        raise ValueError("roi_align_sep_grad: weights or gradients do not fit")
+    span_a = np.zeros((max(ph, pw), 4), np.int64)
+    cdef int64_t[:, ::1] span = span_a
+    with nogil:
+        for r in range(nr):
+            for i in range(ph):
+                span_of(&wy[r, i, 0], hh, &span[i, 0])
+            for j in range(pw):
+                span_of(&wx[r, j, 0], ww, &span[j, 2])
+            for c in range(nc):
+                plane = &dx[batch[r], c, 0, 0]
+                for i in range(ph):
+                    for j in range(pw):
+                        g = dy[r, c, i, j]
+                        for y in range(span[i, 0], span[i, 1]):
+                            gy = g * wy[r, i, y]
+                            for x in range(span[j, 2], span[j, 3]):
+                                plane[y * ww + x] += gy * wx[r, j, x]
+
+
 cdef inline void span_of(const double* w, Py_ssize_t n, int64_t* lo_hi) noexcept nogil:
     """[first, last + 1) of the nonzero entries of w (empty: [0, 0))."""
     cdef Py_ssize_t lo = 0, hi = n
@@ -230,14 +295,16 @@ cdef inline void span_of(const double* w, Py_ssize_t n, int64_t* lo_hi) noexcept
     lo_hi[0], lo_hi[1] = lo, hi
 
 
-cdef inline double tap_sum(const real* plane, double y, double x, Py_ssize_t hh,
-                           Py_ssize_t ww) noexcept nogil:
-    """ROIAlign's bilinear sample: 0 outside [-1, H] x [-1, W]; positions clamped into the
-    image, an edge row/column read alone."""
-    cdef Py_ssize_t yl, xl, yh, xh
+cdef inline void taps(double y, double x, Py_ssize_t hh, Py_ssize_t ww, int64_t* idx,
+                      double* wt) noexcept nogil:
+    """ROIAlign's bilinear sample as 4 (offset, weight) taps: weight 0 outside [-1, H] x
+    [-1, W]; positions clamped into the image, an edge row/column read alone."""
+    cdef Py_ssize_t yl, xl, yh, xh, k
     cdef double ly, lx
     if y < -1 or y > hh or x < -1 or x > ww:
-        return 0
+        for k in range(4):
+            idx[k], wt[k] = 0, 0
+        return
     y, x = max(y, 0.0), max(x, 0.0)
     yl, xl = min(<Py_ssize_t>floor(y), hh - 1), min(<Py_ssize_t>floor(x), ww - 1)
     if yl >= hh - 1:
@@ -246,8 +313,9 @@ cdef inline double tap_sum(const real* plane, double y, double x, Py_ssize_t hh,
         x = xl
     yh, xh = min(yl + 1, hh - 1), min(xl + 1, ww - 1)
     ly, lx = y - yl, x - xl
-    return ((1 - ly) * (1 - lx) * plane[yl * ww + xl] + (1 - ly) * lx * plane[yl * ww + xh]
-            + ly * (1 - lx) * plane[yh * ww + xl] + ly * lx * plane[yh * ww + xh])
+    idx[0], idx[1], idx[2], idx[3] = yl * ww + xl, yl * ww + xh, yh * ww + xl, yh * ww + xh
+    wt[0], wt[1] = (1 - ly) * (1 - lx), (1 - ly) * lx
+    wt[2], wt[3] = ly * (1 - lx), ly * lx
 
 
 def rroi_align(const real[:, :, :, ::1] data, const double[:, ::1] rois,
@@ -255,14 +323,24 @@ def rroi_align(const real[:, :, :, ::1] data, const double[:, ::1] rois,
                real[:, :, :, ::1] out):
     """Rotated ROIAlign: out[r, c, i, j] := mean of the bin's sample grid (ratio² samples,
     or ceil(bin size) per axis when ratio <= 0) of bilinear taps at x = xx cos t +
-    yy sin t + cx, y = yy cos t - xx sin t + cy (box-frame xx, yy; t in degrees)."""
+    yy sin t + cx, y = yy cos t - xx sin t + cy (box-frame xx, yy; t in degrees). The
+    taps of a roi are computed once and applied to every channel."""
     cdef Py_ssize_t nr = rois.shape[0], nc = data.shape[1], hh = data.shape[2]
     cdef Py_ssize_t ww = data.shape[3], ph = out.shape[2], pw = out.shape[3]
-    cdef Py_ssize_t r, c, i, j, gy, gx, ngh, ngw, k
+    cdef Py_ssize_t r, c, i, j, gy, gx, ngh, ngw, k, cell, s, per_bin
     cdef double cx, cy, rw, rh, th, ct, st, yy, xx, acc, cnt
     cdef const real* plane
     if out.shape[0] != nr or out.shape[1] != nc or rois.shape[1] != 6:
         raise ValueError("rroi_align: rois (R, 6) and output (R, C, ph, pw) expected")
+    if nr == 0 or nc == 0:
+        return
+    rs = np.maximum(np.asarray(rois[:, 3:5]) * scale, 1.0)
+    most = ratio * ratio if ratio > 0 else int(
+        (np.ceil(rs[:, 1] / ph) * np.ceil(rs[:, 0] / pw)).max())
+    idx_a = np.empty((ph * pw * max(most, 1), 4), np.int64)
+    wt_a = np.empty((ph * pw * max(most, 1), 4), np.float64)
+    cdef int64_t[:, ::1] idx = idx_a
+    cdef double[:, ::1] wt = wt_a
     with nogil:
         for r in range(nr):
             cx, cy = rois[r, 1] * scale, rois[r, 2] * scale
@@ -273,19 +351,30 @@ def rroi_align(const real[:, :, :, ::1] data, const double[:, ::1] rois,
                 ngh = ngw = ratio
             else:
                 ngh, ngw = <Py_ssize_t>ceil(rh / ph), <Py_ssize_t>ceil(rw / pw)
-            cnt = max(ngh * ngw, 1)
+            per_bin = ngh * ngw
+            cnt = max(per_bin, 1)
+            k = 0
+            for i in range(ph):
+                for j in range(pw):
+                    for gy in range(ngh):
+                        yy = (-rh / 2 + i * (rh / ph)) + (gy + 0.5) * (rh / ph / max(ngh, 1))
+                        for gx in range(ngw):
+                            xx = (-rw / 2 + j * (rw / pw)) + \
+                                (gx + 0.5) * (rw / pw / max(ngw, 1))
+                            taps(yy * ct - xx * st + cy, xx * ct + yy * st + cx, hh, ww,
+                                 &idx[k, 0], &wt[k, 0])
+                            k += 1
             for c in range(nc):
                 plane = &data[batch[r], c, 0, 0]
-                for i in range(ph):
-                    for j in range(pw):
-                        acc = 0
-                        for gy in range(ngh):
-                            yy = (-rh / 2 + i * (rh / ph)) + (gy + 0.5) * (rh / ph / max(ngh, 1))
-                            for gx in range(ngw):
-                                xx = (-rw / 2 + j * (rw / pw)) + (gx + 0.5) * (rw / pw / max(ngw, 1))
-                                acc = acc + tap_sum(plane, yy * ct - xx * st + cy,
-                                                    xx * ct + yy * st + cx, hh, ww)
-                        out[r, c, i, j] = <real>(acc / cnt)
+                k = 0
+                for cell in range(ph * pw):
+                    acc = 0
+                    for s in range(per_bin):
+                        acc = acc + (wt[k, 0] * plane[idx[k, 0]] + wt[k, 1] * plane[idx[k, 1]]
+                                     + wt[k, 2] * plane[idx[k, 2]]
+                                     + wt[k, 3] * plane[idx[k, 3]])
+                        k += 1
+                    out[r, c, cell // pw, cell % pw] = <real>(acc / cnt)
 
 
 def psroi_pool(const real[:, :, :, ::1] data, const int64_t[::1] batch,

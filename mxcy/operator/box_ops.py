@@ -12,7 +12,7 @@ flows back to its input row (through the format conversion); other rows get zero
 import numpy as np
 
 from mxcy import _detect
-from mxcy.operator._numpy_op import NumpyOp, bmm, check_roi_shapes
+from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -250,11 +250,7 @@ class _contrib_ROIAlign(NumpyOp):
             full[:, chan, i[..., None], j[..., None]] = dy.transpose(0, 2, 3, 1)
             dy = full
         g = np.zeros(data.shape, np.float64)
-        for b in np.unique(bs):
-            sel = np.flatnonzero(bs == b)
-            u = bmm(dy[sel], wx[sel][:, None])                # (Rb, C, ph, W)
-            u = u.transpose(0, 2, 1, 3).reshape(-1, c * w)     # (Rb ph, C W)
-            g[b] = (wy[sel].reshape(-1, h).T @ u).reshape(h, c, w).transpose(1, 0, 2)
+        _detect.roi_align_sep_grad(np.ascontiguousarray(dy), bs, wy, wx, g)
         return g, None
 
 
