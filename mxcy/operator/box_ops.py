@@ -118,7 +118,7 @@ class _contrib_box_nms(NumpyOp):
         return order[_detect.nms(boxes, ids, p.overlap_thresh, _detect.NMS_BOX)[0]]
 
     def compute(self, p, x):
-        flat = x.reshape((-1,) + x.shape[-2:])
+        flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
         out = -np.ones_like(flat)
         c = slice(p.coord_start, p.coord_start + 4)
         for b, rows in enumerate(flat):
@@ -129,7 +129,7 @@ class _contrib_box_nms(NumpyOp):
 
     def grad(self, p, dys, xs, ys):
         x = xs[0]
-        flat = x.reshape((-1,) + x.shape[-2:])
+        flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
         dy = dys[0].reshape(flat.shape)
         g = np.zeros(flat.shape, np.float64)
         c = slice(p.coord_start, p.coord_start + 4)

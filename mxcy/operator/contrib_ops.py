@@ -291,8 +291,20 @@ class MultiBoxPrior(NumpyOp):
         a = len(self._floats(p, 'sizes')) + len(self._floats(p, 'ratios')) - 1
         return [tuple(d)], [(1, d[2] * d[3] * a, 4)], []
 
+    _cache = {}     # (parameters, H, W) -> anchors: they depend on nothing else
+
     def compute(self, p, x):
-        h, w = x.shape[2:]
+        key = tuple(self._floats(p, k) for k in ('sizes', 'ratios', 'steps', 'offsets')) \
+            + (bool(p.clip),) + tuple(x.shape[2:])
+        boxes = self._cache.get(key)
+        if boxes is None:
+            if len(self._cache) >= 64:
+                self._cache.clear()
+            boxes = self._cache[key] = self._anchors(p, *x.shape[2:])
+            boxes.flags.writeable = False
+        return boxes
+
+    def _anchors(self, p, h, w):
         sizes, ratios = self._floats(p, 'sizes'), self._floats(p, 'ratios')
         sy, sx = self._floats(p, 'steps')
         oy, ox = self._floats(p, 'offsets')
