@@ -33,6 +33,8 @@ gradient (nothing is recorded; the inputs' gradients stay zero).
   rpn_post_nms_top_n survivors are output, repeated cyclically when fewer survive.
   Proposal takes one image, MultiProposal a batch.
 """
+import functools
+
 import numpy as np
 
 from mxcy import _detect
@@ -281,6 +283,31 @@ class MultiBoxDetection(NumpyOp):
         rows[gone, 0] = -1
 
 
+def first_sorted(key, k):
+    """np.argsort(key, kind='stable')[:k] without sorting everything: the keys below the
+    k-th smallest (NaN last, as in the sort), then its ties in index order, sorted."""
+    n = len(key)
+    if k >= n:
+        return np.argsort(key, kind='stable')
+    v = np.partition(key, k - 1)[k - 1]
+    below, tie = (~np.isnan(key), np.isnan(key)) if v != v else (key < v, key == v)
+    idx = np.flatnonzero(below)
+    idx = np.sort(np.concatenate([idx, np.flatnonzero(tie)[:k - len(idx)]]))
+    return idx[np.argsort(key[idx], kind='stable')]
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_anchors(stride, ratios, scales, h, w):
+    """Every (row, column, anchor) of an h x w feature map, anchors fastest (read-only)."""
+    base = _base_anchors(stride, ratios, scales)
+    sy, sx = np.meshgrid(np.arange(h, dtype=F32) * stride,
+                         np.arange(w, dtype=F32) * stride, indexing='ij')
+    shift = np.stack([sx, sy, sx, sy], -1)[:, :, None, :]
+    anchors = (base[None, None] + shift).reshape(-1, 4)
+    anchors.flags.writeable = False
+    return anchors
+
+
 def _base_anchors(stride, ratios, scales):
     """The A = len(ratios) · len(scales) anchors (x1, y1, x2, y2) of one cell (float32),
     ratios outer: the stride² area reshaped to each ratio, rounded, then scaled."""
@@ -365,12 +392,8 @@ class _ProposalBase(NumpyOp):
         na = self._anchor_count(p)
         _, h, w = cls_prob.shape
         stride = p.feature_stride
-        base = _base_anchors(stride, _floats(self, p, 'ratios'), _floats(self, p, 'scales'))
-        # every (row, column, anchor), anchors fastest
-        sy, sx = np.meshgrid(np.arange(h, dtype=F32) * stride,
-                             np.arange(w, dtype=F32) * stride, indexing='ij')
-        shift = np.stack([sx, sy, sx, sy], -1)[:, :, None, :]
-        anchors = (base[None, None] + shift).reshape(-1, 4)
+        anchors = _grid_anchors(stride, _floats(self, p, 'ratios'), _floats(self, p, 'scales'),
+                                h, w)
         score = cls_prob[na:].transpose(1, 2, 0).reshape(-1).copy()
         d = deltas.reshape(na, 4, h, w).transpose(2, 3, 0, 1).reshape(-1, 4)
         im_h, im_w, im_scale = (float(v) for v in info)
@@ -384,10 +407,8 @@ class _ProposalBase(NumpyOp):
                  (boxes[:, 3] - boxes[:, 1] + 1 < min_size))
         boxes[small] += np.array([-1, -1, 1, 1], F32) * (min_size / 2)
         score[small] = -1
-        order = np.argsort(-score, kind='stable')
-        pre = len(order) if p.rpn_pre_nms_top_n <= 0 else min(p.rpn_pre_nms_top_n,
-                                                              len(order))
-        order = order[:pre]
+        pre = len(score) if p.rpn_pre_nms_top_n <= 0 else p.rpn_pre_nms_top_n
+        order = first_sorted(-score, pre)
         keep = self._nms(boxes[order], p.threshold, p.rpn_post_nms_top_n)
         pick = order[np.array(keep)[np.arange(p.rpn_post_nms_top_n) % len(keep)]]
         return boxes[pick], score[pick]

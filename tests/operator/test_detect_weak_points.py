@@ -80,3 +80,13 @@ def test_box_encode_refs_without_boxes_raises():
     with pytest.raises(ValueError, match=r"box_encode: refs has no boxes"):
         mx.nd.contrib.box_encode(z((1, 2)), z((1, 2)), z((1, 2, 4)), z((1, 0, 4)), z((4,)),
                                  mx.nd.ones((4,)))[0].asnumpy()
+
+
+@pytest.mark.parametrize('k', [1, 5, 37, 100, 200])
+def test_proposal_partial_sort_equals_stable_argsort(k):
+    from mxcy.operator.detection_ops import first_sorted
+    rng = np.random.RandomState(k)
+    key = rng.choice([-1.0, -0.5, 0.0, -0.0, 0.25, np.nan], 150).astype(np.float32)
+    np.testing.assert_array_equal(first_sorted(key, k), np.argsort(key, kind='stable')[:k])
+    key = rng.uniform(-1, 1, 150)
+    np.testing.assert_array_equal(first_sorted(key, k), np.argsort(key, kind='stable')[:k])
