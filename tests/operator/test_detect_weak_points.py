@@ -90,3 +90,23 @@ def test_proposal_partial_sort_equals_stable_argsort(k):
     np.testing.assert_array_equal(first_sorted(key, k), np.argsort(key, kind='stable')[:k])
     key = rng.uniform(-1, 1, 150)
     np.testing.assert_array_equal(first_sorted(key, k), np.argsort(key, kind='stable')[:k])
+
+
+def test_multibox_prior_cached_anchors_per_shape_dtype_and_req():
+    kw = dict(sizes=(0.5, 0.25), ratios=(1, 2), clip=True)
+    from mxcy.operator import get_op
+    spec = get_op('_contrib_MultiBoxPrior')
+    p = spec.params.parse(spec.name, kw)
+    for shape in ((1, 3, 2, 3), (2, 1, 3, 2), (1, 3, 2, 3)):
+        for dtype in ('float32', 'float64'):
+            got = mx.nd.contrib.MultiBoxPrior(mx.nd.zeros(shape, dtype=dtype), **kw)
+            want = spec._anchors(p, *shape[2:])
+            assert got.dtype == np.dtype(dtype) and got.shape == want.shape
+            np.testing.assert_array_equal(got.asnumpy(), want.astype(dtype))
+    x = mx.nd.zeros((1, 3, 2, 3))
+    x.attach_grad()
+    with mx.autograd.record():      # recorded: no gradient flows, output as before
+        y = mx.nd.contrib.MultiBoxPrior(x, **kw)
+    out = mx.nd.ones(y.shape)
+    mx.nd.contrib.MultiBoxPrior(x, out=out, **kw)
+    np.testing.assert_array_equal(out.asnumpy(), y.asnumpy())
