@@ -10,7 +10,7 @@ precision and order where a result is compared or rounded (IoU against a thresho
 boxes' dtype; NumPy's NaN-propagating minimum/maximum), so suppression decisions are
 identical; sums of a bin accumulate in double.
 """
-from libc.math cimport ceil, cos, floor, log, sin
+from libc.math cimport ceil, cos, floor, log, round, sin
 from libc.stdint cimport int32_t, int64_t
 
 import numpy as np
@@ -428,3 +428,88 @@ def psroi_pool_grad(const real[:, :, :, ::1] dy, const int64_t[::1] batch,
                         for y in range(hs[r, i], he[r, i]):
                             for x in range(ws[r, j], we[r, j]):
                                 plane[y * ww + x] += share
+
+
+def roi_pool(const real[:, :, :, ::1] data, const int64_t[::1] batch,
+             const double[:, ::1] coords, real[:, :, :, ::1] out,
+             int64_t[:, :, :, ::1] argmax):
+    """ROIPooling: out[r, c, i, j] := max of bin (i, j) of roi r (coords (R, 4) = x1, y1,
+    x2, y2 already scaled, rounded here half away from zero; bin rows [floor(i bh),
+    ceil((i + 1) bh)) + y1 clipped into the image, bh = max(y2 - y1 + 1, 1) / ph; columns
+    likewise), the first maximum (NumPy's argmax: a NaN wins); argmax := its offset in the
+    plane (-1 and out 0 for an empty bin). Batch indices are checked by the caller."""
+    cdef Py_ssize_t nr = batch.shape[0], nc = data.shape[1], hh = data.shape[2]
+    cdef Py_ssize_t ww = data.shape[3], ph = out.shape[2], pw = out.shape[3]
+    cdef Py_ssize_t r, c, i, j, y, x, best, k, nan_at
+    cdef int64_t b
+    cdef bint gt
+    cdef double bh, bw
+    cdef double v4[4]
+    cdef real m, v
+    cdef const real* plane
+    if out.shape[0] != nr or out.shape[1] != nc or coords.shape[0] != nr or \
+            coords.shape[1] != 4 or argmax.shape[0] != nr or argmax.shape[1] != nc or \
+            argmax.shape[2] != ph or argmax.shape[3] != pw:
+        raise ValueError("roi_pool: coords (R, 4), output and argmax (R, C, ph, pw) expected")
+    span_a = np.zeros((max(ph, pw), 4), np.int64)
+    cdef int64_t[:, ::1] span = span_a
+    with nogil:
+        for r in range(nr):
+            b = batch[r]
+            for k in range(4):
+                v4[k] = round(coords[r, k])
+            bw = max(<int64_t>v4[2] - <int64_t>v4[0] + 1, <int64_t>1) / <double>pw
+            bh = max(<int64_t>v4[3] - <int64_t>v4[1] + 1, <int64_t>1) / <double>ph
+            for i in range(ph):
+                span[i, 0] = min(max(<int64_t>floor(i * bh) + <int64_t>v4[1], 0), hh)
+                span[i, 1] = min(max(<int64_t>ceil((i + 1) * bh) + <int64_t>v4[1], 0), hh)
+            for j in range(pw):
+                span[j, 2] = min(max(<int64_t>floor(j * bw) + <int64_t>v4[0], 0), ww)
+                span[j, 3] = min(max(<int64_t>ceil((j + 1) * bw) + <int64_t>v4[0], 0), ww)
+            for c in range(nc):
+                plane = &data[b, c, 0, 0]
+                for i in range(ph):
+                    for j in range(pw):
+                        if span[i, 1] <= span[i, 0] or span[j, 3] <= span[j, 2]:
+                            out[r, c, i, j] = 0
+                            argmax[r, c, i, j] = -1
+                            continue
+                        # the first maximum by selects (no unpredictable branch); a NaN,
+                        # rare, is looked for alongside and wins (first one)
+                        best = span[i, 0] * ww + span[j, 2]
+                        m = plane[best]
+                        nan_at = -1
+                        for y in range(span[i, 0], span[i, 1]):
+                            for x in range(span[j, 2], span[j, 3]):
+                                v = plane[y * ww + x]
+                                gt = v > m
+                                m = v if gt else m
+                                best = y * ww + x if gt else best
+                                if v != v and nan_at < 0:
+                                    nan_at = y * ww + x
+                        if nan_at >= 0:
+                            m, best = plane[nan_at], nan_at
+                        out[r, c, i, j] = m
+                        argmax[r, c, i, j] = best
+
+
+def roi_pool_grad(const real[:, :, :, ::1] dy, const int64_t[:, :, :, ::1] argmax,
+                  const int64_t[::1] batch, double[:, :, :, ::1] dx):
+    """dx[batch[r], c] at offset argmax[r, c, i, j] += dy[r, c, i, j] (skipping -1, an
+    empty bin); dx zeroed by the caller."""
+    cdef Py_ssize_t nr = dy.shape[0], nc = dy.shape[1], ph = dy.shape[2], pw = dy.shape[3]
+    cdef Py_ssize_t r, c, i, j
+    cdef int64_t k
+    cdef double* plane
+    if argmax.shape[0] != nr or argmax.shape[1] != nc or argmax.shape[2] != ph or \
+            argmax.shape[3] != pw or batch.shape[0] != nr or dx.shape[1] != nc:
+        raise ValueError("roi_pool_grad: gradient, argmax and batch do not fit")
+    with nogil:
+        for r in range(nr):
+            for c in range(nc):
+                plane = &dx[batch[r], c, 0, 0]
+                for i in range(ph):
+                    for j in range(pw):
+                        k = argmax[r, c, i, j]
+                        if k >= 0:
+                            plane[k] += dy[r, c, i, j]
