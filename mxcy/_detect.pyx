@@ -222,7 +222,7 @@ def box_encode(const double[:, ::1] samples, const double[:, ::1] matches,
 
 def roi_align_sep(const real[:, :, :, ::1] data, const int64_t[::1] batch,
                   const double[:, :, ::1] wy, const double[:, :, ::1] wx,
-                  double[:, :, :, ::1] out):
+                  real[:, :, :, ::1] out):
     """out[r, c, i, j] := sum_y,x wy[r, i, y] wx[r, j, x] data[batch[r], c, y, x] over the
     nonzero span of each weight row (ROIAlign's separable bilinear averages)."""
     cdef Py_ssize_t nr = batch.shape[0], nc = data.shape[1], ph = wy.shape[1]
@@ -250,7 +250,7 @@ def roi_align_sep(const real[:, :, :, ::1] data, const int64_t[::1] batch,
                             for x in range(span[j, 2], span[j, 3]):
                                 row = row + wx[r, j, x] * plane[y * ww + x]
                             acc = acc + wy[r, i, y] * row
-                        out[r, c, i, j] = acc
+                        out[r, c, i, j] = <real>acc
 
 
 def roi_align_sep_grad(const double[:, :, :, ::1] dy, const int64_t[::1] batch,

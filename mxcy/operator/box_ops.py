@@ -228,8 +228,9 @@ class _contrib_ROIAlign(NumpyOp):
         n, c, h, w = data.shape
         ph, pw = p.pooled_size
         bs, wy, wx = self._weights(p, data, rois)
-        full = np.empty((len(rois), c, ph, pw), np.float64)
-        _detect.roi_align_sep(_detect.as_real(data), bs, wy, wx, full)
+        x = _detect.as_real(data)
+        full = np.empty((len(rois), c, ph, pw), x.dtype)     # sums in double, stored once
+        _detect.roi_align_sep(x, bs, wy, wx, full)
         if not p.position_sensitive:
             return full
         cout, chan = self._group(p, c)
