@@ -19,6 +19,7 @@ MOD_NAMES = [
     "mxcy._sampling",
     "mxcy._lrn",
     "mxcy._npkernels",
+    "mxcy._detect",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -38,11 +39,13 @@ COMPILER_DIRECTIVES = {
 
 # Per-module compiler flags. _rnn: its float32 sigmoid/tanh loops (mxcy/_rnn_math.h) clamp
 # their argument before an int conversion; with trapping math GCC keeps that as a branch and
-# leaves the loop scalar (so would _npkernels' selects); _lrn: its square roots vectorise only
-# without errno. mxcy never reads floating-point exception flags or errno.
+# leaves the loop scalar (so would _npkernels' selects, and the compare-and-select loops of
+# _detect's NMS and IoU, _detect_nms.h); _lrn: its square roots vectorise only without
+# errno. mxcy never reads floating-point exception flags or errno.
 EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"],
                       "mxcy._lrn": ["-fno-trapping-math", "-fno-math-errno"],
-                      "mxcy._npkernels": ["-fno-trapping-math"]}
+                      "mxcy._npkernels": ["-fno-trapping-math"],
+                      "mxcy._detect": ["-fno-trapping-math"]}
 
 # C headers a module includes (a change to one rebuilds the module)
 HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h", "mxcy/_simd.h"],
@@ -53,7 +56,8 @@ HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h", "mxcy/_simd.
            "mxcy._fused": ["mxcy/_conv.pxd"],
            "mxcy._sampling": ["mxcy/_sampling_deform.pxi"],
            "mxcy._npkernels": ["mxcy/_npkernels.h"],
-           "mxcy._lrn": ["mxcy/_lrn.h"]}
+           "mxcy._lrn": ["mxcy/_lrn.h"],
+           "mxcy._detect": ["mxcy/_detect_nms.h"]}
 
 
 def make_extension(name):

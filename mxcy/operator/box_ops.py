@@ -11,7 +11,8 @@ flows back to its input row (through the format conversion); other rows get zero
 """
 import numpy as np
 
-from mxcy.operator._numpy_op import NumpyOp, bmm, check_roi_shapes
+from mxcy import _detect
+from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -40,6 +41,8 @@ def _convert_grad(g, src, dst):
     return np.concatenate([g[..., :2] + g[..., 2:], (g[..., 2:] - g[..., :2]) / 2], -1)
 
 
+# NumPy references of the _detect kernels (the tests compare the two): pairwise_iou is
+# box_iou_pairs, greedy_keep over pairwise_iou is nms(..., NMS_BOX).
 def pairwise_iou(a, b):
     """(m, n) IoU of corner boxes a (m, 4) with b (n, 4); 0 where the union is empty.
     Width and height are separate (m, n) arrays: no (m, n, 2) temporaries."""
@@ -109,17 +112,13 @@ class _contrib_box_nms(NumpyOp):
         order = order[valid[order]]
         if p.topk > 0:
             order = order[:p.topk]
-        boxes = _corner(rows[order, p.coord_start:p.coord_start + 4], p.in_format)
-        ids = rows[order, p.id_index]
+        boxes = _detect.as_real(_corner(rows[order, p.coord_start:p.coord_start + 4], p.in_format))
         by_class = not (p.force_suppress or p.id_index < 0)
-
-        def overlaps(lo, hi):
-            over = pairwise_iou(boxes[lo:hi], boxes) > p.overlap_thresh
-            return over & (ids[lo:hi, None] == ids[None, :]) if by_class else over
-        return order[greedy_keep(len(order), overlaps)[0]]
+        ids = rows[order, p.id_index] if by_class else None
+        return order[_detect.nms(boxes, ids, p.overlap_thresh, _detect.NMS_BOX)[0]]
 
     def compute(self, p, x):
-        flat = x.reshape((-1,) + x.shape[-2:])
+        flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
         out = -np.ones_like(flat)
         c = slice(p.coord_start, p.coord_start + 4)
         for b, rows in enumerate(flat):
@@ -130,7 +129,7 @@ class _contrib_box_nms(NumpyOp):
 
     def grad(self, p, dys, xs, ys):
         x = xs[0]
-        flat = x.reshape((-1,) + x.shape[-2:])
+        flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
         dy = dys[0].reshape(flat.shape)
         g = np.zeros(flat.shape, np.float64)
         c = slice(p.coord_start, p.coord_start + 4)
@@ -229,13 +228,9 @@ class _contrib_ROIAlign(NumpyOp):
         n, c, h, w = data.shape
         ph, pw = p.pooled_size
         bs, wy, wx = self._weights(p, data, rois)
-        full = np.zeros((len(rois), c, ph, pw), np.float64)
-        for b in np.unique(bs):
-            sel = np.flatnonzero(bs == b)
-            img = data[b].astype(np.float64).transpose(1, 0, 2).reshape(h, c * w)
-            t = (wy[sel].reshape(-1, h) @ img).reshape(len(sel), ph * c, w)
-            full[sel] = bmm(t, wx[sel].transpose(0, 2, 1)).reshape(
-                len(sel), ph, c, pw).transpose(0, 2, 1, 3)
+        x = _detect.as_real(data)
+        full = np.empty((len(rois), c, ph, pw), x.dtype)     # sums in double, stored once
+        _detect.roi_align_sep(x, bs, wy, wx, full)
         if not p.position_sensitive:
             return full
         cout, chan = self._group(p, c)
@@ -256,11 +251,7 @@ class _contrib_ROIAlign(NumpyOp):
             full[:, chan, i[..., None], j[..., None]] = dy.transpose(0, 2, 3, 1)
             dy = full
         g = np.zeros(data.shape, np.float64)
-        for b in np.unique(bs):
-            sel = np.flatnonzero(bs == b)
-            u = bmm(dy[sel], wx[sel][:, None])                # (Rb, C, ph, W)
-            u = u.transpose(0, 2, 1, 3).reshape(-1, c * w)     # (Rb ph, C W)
-            g[b] = (wy[sel].reshape(-1, h).T @ u).reshape(h, c, w).transpose(1, 0, 2)
+        _detect.roi_align_sep_grad(np.ascontiguousarray(dy), bs, wy, wx, g)
         return g, None
 
 
@@ -303,15 +294,14 @@ class _contrib_box_encode(NumpyOp):
         return list(in_types), [t, t], []
 
     def compute(self, p, samples, matches, anchors, refs, means, stds):
-        b = np.arange(anchors.shape[0])[:, None]
-        g = refs[b, np.clip(matches.astype(np.int64), 0, refs.shape[1] - 1)]
-        ax, ay, aw, ah = _center(anchors.astype(np.float64))
-        gx, gy, gw, gh = _center(g.astype(np.float64))
-        with np.errstate(all='ignore'):
-            t = np.stack([(gx - ax) / aw, (gy - ay) / ah, np.log(gw / aw),
-                          np.log(gh / ah)], -1)
-        pos = (samples > 0.5)[..., None]
-        return np.where(pos, (t - means) / stds, 0), np.broadcast_to(pos, t.shape)
+        f64 = lambda a: np.ascontiguousarray(a, np.float64)
+        if refs.shape[1] == 0:
+            raise ValueError(f"{self.name}: refs has no boxes (shape {refs.shape})")
+        dt = anchors.dtype if anchors.dtype in (np.float32, np.float64) else np.float64
+        out, mask = np.empty(anchors.shape, dt), np.empty(anchors.shape, dt)
+        _detect.box_encode(f64(samples), f64(matches), f64(anchors), f64(refs), f64(means),
+                           f64(stds), out, mask)
+        return out, mask
 
 
 @register_op

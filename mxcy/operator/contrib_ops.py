@@ -15,11 +15,10 @@
 """
 import numpy as np
 
-from mxcy import _ndarray
+from mxcy import _detect, _ndarray
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
-from mxcy.operator.box_ops import pairwise_iou
 from mxcy.operator.tensor import check_axis
 
 
@@ -104,7 +103,10 @@ class box_iou(NumpyOp):
         if p.format == 'center':
             a = np.concatenate([a[:, :2] - a[:, 2:] / 2, a[:, :2] + a[:, 2:] / 2], 1)
             b = np.concatenate([b[:, :2] - b[:, 2:] / 2, b[:, :2] + b[:, 2:] / 2], 1)
-        return pairwise_iou(a, b).reshape(lhs.shape[:-1] + rhs.shape[:-1])
+        out = np.empty((len(a), len(b)), lhs.dtype if lhs.dtype in (np.float32, np.float64)
+                       else np.float64)
+        _detect.box_iou_pairs(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+        return out.reshape(lhs.shape[:-1] + rhs.shape[:-1])
 
 
 @_contrib
@@ -317,8 +319,43 @@ class MultiBoxPrior(NumpyOp):
         a = len(self._floats(p, 'sizes')) + len(self._floats(p, 'ratios')) - 1
         return [tuple(d)], [(1, d[2] * d[3] * a, 4)], []
 
+    # (parameters, H, W[, dtype]) -> the anchors as a NumPy array / an NDArray: they depend
+    # on data's shape alone, so a call copies them from an array made once (a C copy
+    # pushed to the engine, no Python op)
+    _cache = {}
+    _nd_cache = {}
+
+    def forward(self, p, is_train, req, ins, outs, aux):
+        if req[0] != 'write':
+            return super().forward(p, is_train, req, ins, outs, aux)
+        from mxcy import ndarray as nd
+        key = self._key(p, ins[0].shape[2:]) + (str(outs[0].dtype), str(outs[0].context))
+        src = self._nd_cache.get(key)
+        if src is None:
+            if len(self._nd_cache) >= 64:
+                self._nd_cache.clear()
+            src = self._nd_cache[key] = nd.array(self._boxes(p, *ins[0].shape[2:]),
+                                                 ctx=outs[0].context, dtype=outs[0].dtype)
+        src.copyto(outs[0])
+
+    def _key(self, p, hw):
+        return tuple(self._floats(p, k) for k in ('sizes', 'ratios', 'steps', 'offsets')) \
+            + (bool(p.clip),) + tuple(hw)
+
     def compute(self, p, x):
-        h, w = x.shape[2:]
+        return self._boxes(p, *x.shape[2:])
+
+    def _boxes(self, p, h, w):
+        key = self._key(p, (h, w))
+        boxes = self._cache.get(key)
+        if boxes is None:
+            if len(self._cache) >= 64:
+                self._cache.clear()
+            boxes = self._cache[key] = self._anchors(p, h, w)
+            boxes.flags.writeable = False
+        return boxes
+
+    def _anchors(self, p, h, w):
         sizes, ratios = self._floats(p, 'sizes'), self._floats(p, 'ratios')
         sy, sx = self._floats(p, 'steps')
         oy, ox = self._floats(p, 'offsets')

@@ -33,10 +33,12 @@ gradient (nothing is recorded; the inputs' gradients stay zero).
   rpn_post_nms_top_n survivors are output, repeated cyclically when fewer survive.
   Proposal takes one image, MultiProposal a batch.
 """
+import functools
+
 import numpy as np
 
+from mxcy import _detect
 from mxcy.operator._numpy_op import NumpyOp
-from mxcy.operator.box_ops import greedy_keep
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
 
@@ -275,12 +277,35 @@ class MultiBoxDetection(NumpyOp):
     def _nms(self, p, rows):
         """Rows (sorted by score) overlapping an earlier kept row of their class (any
         class with force_suppress) by IoU >= nms_threshold get class -1."""
-        ids = rows[:, 0].copy()
+        ids = None if p.force_suppress else rows[:, 0].copy()
+        gone = _detect.nms(np.ascontiguousarray(rows[:, 2:]), ids, p.nms_threshold,
+                           _detect.NMS_MULTIBOX)[1]
+        rows[gone, 0] = -1
 
-        def overlaps(lo, hi):
-            over = _iou_corner(rows[lo:hi, 2:], rows[:, 2:]) >= p.nms_threshold
-            return over if p.force_suppress else over & (ids[lo:hi, None] == ids[None, :])
-        rows[greedy_keep(len(rows), overlaps)[1], 0] = -1
+
+def first_sorted(key, k):
+    """np.argsort(key, kind='stable')[:k] without sorting everything: the keys below the
+    k-th smallest (NaN last, as in the sort), then its ties in index order, sorted."""
+    n = len(key)
+    if k >= n:
+        return np.argsort(key, kind='stable')
+    v = np.partition(key, k - 1)[k - 1]
+    below, tie = (~np.isnan(key), np.isnan(key)) if v != v else (key < v, key == v)
+    idx = np.flatnonzero(below)
+    idx = np.sort(np.concatenate([idx, np.flatnonzero(tie)[:k - len(idx)]]))
+    return idx[np.argsort(key[idx], kind='stable')]
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_anchors(stride, ratios, scales, h, w):
+    """Every (row, column, anchor) of an h x w feature map, anchors fastest (read-only)."""
+    base = _base_anchors(stride, ratios, scales)
+    sy, sx = np.meshgrid(np.arange(h, dtype=F32) * stride,
+                         np.arange(w, dtype=F32) * stride, indexing='ij')
+    shift = np.stack([sx, sy, sx, sy], -1)[:, :, None, :]
+    anchors = (base[None, None] + shift).reshape(-1, 4)
+    anchors.flags.writeable = False
+    return anchors
 
 
 def _base_anchors(stride, ratios, scales):
@@ -367,12 +392,8 @@ class _ProposalBase(NumpyOp):
         na = self._anchor_count(p)
         _, h, w = cls_prob.shape
         stride = p.feature_stride
-        base = _base_anchors(stride, _floats(self, p, 'ratios'), _floats(self, p, 'scales'))
-        # every (row, column, anchor), anchors fastest
-        sy, sx = np.meshgrid(np.arange(h, dtype=F32) * stride,
-                             np.arange(w, dtype=F32) * stride, indexing='ij')
-        shift = np.stack([sx, sy, sx, sy], -1)[:, :, None, :]
-        anchors = (base[None, None] + shift).reshape(-1, 4)
+        anchors = _grid_anchors(stride, _floats(self, p, 'ratios'), _floats(self, p, 'scales'),
+                                h, w)
         score = cls_prob[na:].transpose(1, 2, 0).reshape(-1).copy()
         d = deltas.reshape(na, 4, h, w).transpose(2, 3, 0, 1).reshape(-1, 4)
         im_h, im_w, im_scale = (float(v) for v in info)
@@ -386,10 +407,8 @@ class _ProposalBase(NumpyOp):
                  (boxes[:, 3] - boxes[:, 1] + 1 < min_size))
         boxes[small] += np.array([-1, -1, 1, 1], F32) * (min_size / 2)
         score[small] = -1
-        order = np.argsort(-score, kind='stable')
-        pre = len(order) if p.rpn_pre_nms_top_n <= 0 else min(p.rpn_pre_nms_top_n,
-                                                              len(order))
-        order = order[:pre]
+        pre = len(score) if p.rpn_pre_nms_top_n <= 0 else p.rpn_pre_nms_top_n
+        order = first_sorted(-score, pre)
         keep = self._nms(boxes[order], p.threshold, p.rpn_post_nms_top_n)
         pick = order[np.array(keep)[np.arange(p.rpn_post_nms_top_n) % len(keep)]]
         return boxes[pick], score[pick]
@@ -414,24 +433,8 @@ class _ProposalBase(NumpyOp):
     def _nms(boxes, thresh, limit):
         """Indices kept by greedy NMS (IoU > thresh suppresses; +1 pixel areas), at most
         `limit` of them."""
-        area = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
-        suppressed = np.zeros(len(boxes), bool)
-        keep = []
-        for i in range(len(boxes)):
-            if suppressed[i]:
-                continue
-            keep.append(i)
-            if len(keep) >= limit:
-                break
-            b = boxes[i]
-            ww = np.maximum(F32(0), np.minimum(b[2], boxes[i + 1:, 2]) -
-                            np.maximum(b[0], boxes[i + 1:, 0]) + 1)
-            hh = np.maximum(F32(0), np.minimum(b[3], boxes[i + 1:, 3]) -
-                            np.maximum(b[1], boxes[i + 1:, 1]) + 1)
-            inter = ww * hh
-            ovr = inter / (area[i] + area[i + 1:] - inter)
-            suppressed[i + 1:] |= ovr > thresh
-        return keep
+        return _detect.nms(np.ascontiguousarray(boxes, F32), None, thresh,
+                           _detect.NMS_PROPOSAL, limit)[0]
 
 
 @_contrib

@@ -24,6 +24,7 @@ from zero before scaling.
 """
 import numpy as np
 
+from mxcy import _detect
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op, unify_shape
@@ -117,32 +118,21 @@ class _contrib_PSROIPooling(_RoiOp):
         c = _group_channels(p, p.group_size or size)[None]
         return b[:, None, None, None], c, (hs, he, ws, we)
 
-    def compute(self, p, data, rois):
+    def _kernel_args(self, p, data, rois):
         b, c, (hs, he, ws, we) = self._bins(p, data, rois)
-        n, ch, height, width = data.shape
-        integral = np.zeros((n, ch, height + 1, width + 1))
-        integral[:, :, 1:, 1:] = data.cumsum(2, dtype=np.float64).cumsum(3)
-        rows = lambda e: e[:, None, :, None]
-        cols = lambda e: e[:, None, None, :]
-        total = (integral[b, c, rows(he), cols(we)] - integral[b, c, rows(hs), cols(we)]
-                 - integral[b, c, rows(he), cols(ws)] + integral[b, c, rows(hs), cols(ws)])
-        area = rows(he - hs) * cols(we - ws)
-        return np.where(area > 0, total / np.maximum(area, 1), 0.0)
+        return b.reshape(-1), np.ascontiguousarray(c[0]), hs, he, ws, we
+
+    def compute(self, p, data, rois):
+        args = self._kernel_args(p, data, rois)
+        out = np.empty((len(rois), p.output_dim, p.pooled_size, p.pooled_size))
+        _detect.psroi_pool(_detect.as_real(data), *args, out)
+        return out
 
     def grad(self, p, dys, xs, ys):
         data, rois = xs
-        b, c, (hs, he, ws, we) = self._bins(p, data, rois)
-        rows = lambda e: e[:, None, :, None]
-        cols = lambda e: e[:, None, None, :]
-        area = rows(he - hs) * cols(we - ws)
-        share = np.where(area > 0, dys[0] / np.maximum(area, 1), 0.0)
-        # spread each share over its rectangle: corner marks, then 2-D prefix sums
-        n, ch, height, width = data.shape
-        marks = np.zeros((n, ch, height + 1, width + 1))
-        for h, w, sign in ((hs, ws, 1), (hs, we, -1), (he, ws, -1), (he, we, 1)):
-            idx = np.broadcast_arrays(b, c, rows(h), cols(w))
-            np.add.at(marks, tuple(idx), sign * share)
-        dx = marks.cumsum(2).cumsum(3)[:, :, :height, :width]
+        args = self._kernel_args(p, data, rois)
+        dx = np.zeros(data.shape)
+        _detect.psroi_pool_grad(_detect.as_real(dys[0]), *args, dx)
         return dx, None
 
 
@@ -274,41 +264,13 @@ class _contrib_RROIAlign(_RoiOp):
         return (r[0], d[1]) + tuple(p.pooled_size)
 
     def compute(self, p, data, rois):
-        """All rois at once: every roi's sample grid padded to the largest (the padding
-        weighs 0), four gathered taps per sample."""
         ph, pw = p.pooled_size
-        n, c, height, width = data.shape
         b = self.batch_index(data, rois)
-        r = rois.astype(np.float64)
-        col = lambda v: v[:, None, None]
-        cx, cy = r[:, 1] * p.spatial_scale, r[:, 2] * p.spatial_scale
-        rw = np.maximum(r[:, 3] * p.spatial_scale, 1.0)
-        rh = np.maximum(r[:, 4] * p.spatial_scale, 1.0)
-        theta = r[:, 5] * np.pi / 180.0
-        if p.sampling_ratio > 0:
-            gh = gw = np.full(len(r), p.sampling_ratio, np.int64)
-        else:
-            gh = np.ceil(rh / ph).astype(np.int64)
-            gw = np.ceil(rw / pw).astype(np.int64)
-        g_h, g_w = max(int(gh.max(initial=0)), 1), max(int(gw.max(initial=0)), 1)
-        yy = (col(-rh / 2) + np.arange(ph)[None, :, None] * col(rh / ph)
-              + (np.arange(g_h) + 0.5)[None, None, :] * col(rh / ph / np.maximum(gh, 1))
-              )[:, :, None, :, None]                                   # (R, ph, 1, G, 1)
-        xx = (col(-rw / 2) + np.arange(pw)[None, :, None] * col(rw / pw)
-              + (np.arange(g_w) + 0.5)[None, None, :] * col(rw / pw / np.maximum(gw, 1))
-              )[:, None, :, None, :]                                   # (R, 1, pw, 1, G)
-        cos = np.cos(theta)[:, None, None, None, None]
-        sin = np.sin(theta)[:, None, None, None, None]
-        x = xx * cos + yy * sin + cx[:, None, None, None, None]
-        y = yy * cos - xx * sin + cy[:, None, None, None, None]
-        live = ((np.arange(g_h) < gh[:, None])[:, None, None, :, None]
-                & (np.arange(g_w) < gw[:, None])[:, None, None, None, :])
-        img = data.reshape(n, c, height * width)
-        bb = b[:, None, None, None, None]
-        total = sum(img[bb, :, idx] * (wt * live)[..., None]
-                    for idx, wt in _clamped_taps(y, x, height, width))   # (R, ph, pw, G, G, C)
-        out = total.sum(axis=(3, 4)) / np.maximum(gh * gw, 1)[:, None, None, None]
-        return out.transpose(0, 3, 1, 2)
+        x = _detect.as_real(data)
+        out = np.empty((len(rois), data.shape[1], ph, pw), x.dtype)
+        _detect.rroi_align(x, np.ascontiguousarray(rois, np.float64), b, p.spatial_scale,
+                           p.sampling_ratio, out)
+        return out
 
 
 def _clamped_taps(y, x, height, width):

@@ -11,17 +11,16 @@ BilinearSampler, SpatialTransformer and ROIPooling.
   Both sample with the C kernels of `mxcy._sampling` (in the data's float dtype).
 * ROIPooling: rois (R, 5) = (batch index, x1, y1, x2, y2) in input-image coordinates,
   scaled by spatial_scale and rounded; each of the pooled_size bins of a region takes
-  the max of its cells (0 for an empty bin); the gradient goes to the arg-max cell.
+  the max of its cells (0 for an empty bin); the gradient goes to the arg-max cell, which
+  the forward keeps in a hidden output (maxidx, as MXNet; C kernels in mxcy/_detect.pyx).
 """
 import numpy as np
 
-from mxcy import _sampling
-from mxcy._ops import push_roi_pool, roi_pool_supported
+from mxcy import _detect, _ndarray, _sampling
 from mxcy.operator._kernel_op import push_kernel
 from mxcy.operator._numpy_op import NumpyOp, check_roi_shapes
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import register_op
-from mxcy.operator.tensor import zero_grads
 
 
 def _base_grid(h, w):
@@ -168,16 +167,27 @@ class ROIPooling(NumpyOp):
     """Max pooling of each region of interest into pooled_size bins."""
     name = 'ROIPooling'
     params = ParamSchema(Param('pooled_size', 'shape'), Param('spatial_scale', 'float'))
-    backward_needs = ('out_grads', 'inputs')
+    backward_needs = ('out_grads', 'inputs', 'outputs')
 
     def arguments(self, p):
         return ['data', 'rois']
 
+    def outputs(self, p):
+        return ['output', 'maxidx']
+
+    def num_visible_outputs(self, p):
+        return 1
+
     def infer_shape(self, p, in_shapes):
         d, r = check_roi_shapes(self, in_shapes)
         if d is None or r is None:
-            return list(in_shapes), [None], []
-        return [tuple(d), tuple(r)], [(r[0], d[1]) + tuple(p.pooled_size)], []
+            return list(in_shapes), [None, None], []
+        out = (r[0], d[1]) + tuple(p.pooled_size)
+        return [tuple(d), tuple(r)], [out, out], []
+
+    def infer_type(self, p, in_types):
+        ins, outs, aux = super().infer_type(p, in_types)
+        return ins, [outs[0], 'int64'], aux
 
     def _bins(self, p, data, rois):
         """Yield (roi index, batch, bin i, bin j, row slice, col slice)."""
@@ -201,20 +211,51 @@ class ROIPooling(NumpyOp):
                     yield r, b, i, j, slice(hs, he), slice(ws, we)
 
     def forward(self, p, is_train, req, ins, outs, aux):
-        if req[0] == 'write' and roi_pool_supported(*ins):
-            push_roi_pool(ins[0], ins[1], outs[0], p.pooled_size, p.spatial_scale)
-        else:       # float16, or req add: the NumPy path below
-            super().forward(p, is_train, req, ins, outs, aux)
+        fits = outs[0].dtype in (np.float32, np.float64) and ins[0].dtype == outs[0].dtype
+        if req[0] != 'write' or req[1] not in ('write', 'null') or not fits:
+            return super().forward(p, is_train, req, ins, outs, aux)
+        # the kernel writes into the outputs' own memory (no copies of compute's arrays)
+        ph, pw = p.pooled_size
 
-    def backward(self, p, req, out_grads, ins, outs, in_grads, aux):
-        if req[0] in ('write', 'add') and roi_pool_supported(*ins):
-            push_roi_pool(ins[0], ins[1], out_grads[0], p.pooled_size, p.spatial_scale,
-                          grad=in_grads[0], add=req[0] == 'add')
-            zero_grads(['null', req[1]], in_grads)         # rois have no gradient
-        elif req[0] != 'null':
-            super().backward(p, req, out_grads, ins, outs, in_grads, aux)
+        def run(data, rois, out, argmax=None):
+            if argmax is None:
+                argmax = np.empty(out.shape, np.int64)
+            _detect.roi_pool(np.ascontiguousarray(data), self._batch(data, rois),
+                             self._coords(p, rois), out, argmax)
+        targets = [outs[0]] + ([outs[1]] if req[1] == 'write' else [])
+        _ndarray.push_numpy(run, list(ins), targets, self.name)
+
+    def _coords(self, p, rois):
+        # C's round after the product in the rois' precision (NumPy's: float32 stays float32)
+        return np.ascontiguousarray(rois[:, 1:] * p.spatial_scale, np.float64)
 
     def compute(self, p, data, rois):
+        """(output, maxidx): the C kernels; reference() is the NumPy twin."""
+        ph, pw = p.pooled_size
+        batch = self._batch(data, rois)
+        x = _detect.as_real(data)
+        out = np.empty((len(rois), data.shape[1], ph, pw), x.dtype)
+        argmax = np.empty(out.shape, np.int64)
+        _detect.roi_pool(x, batch, self._coords(p, rois), out, argmax)
+        return out, argmax
+
+    def grad(self, p, dys, xs, ys):
+        data, rois = xs
+        dx = np.zeros(data.shape)
+        _detect.roi_pool_grad(_detect.as_real(dys[0]), np.ascontiguousarray(ys[1]),
+                              self._batch(data, rois), dx)
+        return dx, None
+
+    def _batch(self, data, rois):
+        b = rois[:, 0]
+        bad = np.flatnonzero(~((b > -1) & (b < data.shape[0])))    # truncated toward zero
+        if bad.size:
+            raise IndexError(f"{self.name}: rois[{bad[0]}] names batch {b[bad[0]]:g}, data "
+                             f"has {data.shape[0]}")
+        return b.astype(np.int64)
+
+    def reference(self, p, data, rois):
+        """The NumPy twin of compute's output (tests)."""
         out = np.zeros((rois.shape[0], data.shape[1]) + tuple(p.pooled_size), data.dtype)
         for r, b, i, j, rs, cs in self._bins(p, data, rois):
             cell = data[b, :, rs, cs]
@@ -222,7 +263,8 @@ class ROIPooling(NumpyOp):
                 out[r, :, i, j] = cell.reshape(data.shape[1], -1).max(axis=1)
         return out
 
-    def grad(self, p, dys, xs, ys):
+    def reference_grad(self, p, dys, xs):
+        """The NumPy twin of grad: each bin's first maximum found again (tests)."""
         data, rois = xs
         g = np.zeros(data.shape, np.float64)
         c = np.arange(data.shape[1])

@@ -1,5 +1,5 @@
-"""ROIPooling's C kernel (mxcy/_ops_roi.pxi) against the operator's NumPy path (the
-float16 route): regions crossing the border, outside the image, a scale of 0.5 with
+"""ROIPooling's C kernels (mxcy/_detect.pyx: the forward keeps each bin's argmax for the
+backward) against the operator's NumPy twin (reference / reference_grad): regions crossing the border, outside the image, a scale of 0.5 with
 half-way coordinates (C's round: half away from zero), ties and NaN (NumPy's argmax),
 float64, req 'add', 0 rois, and a bad batch index raising instead of reading memory."""
 import numpy as np
@@ -15,8 +15,7 @@ ROIS = [[0, 0, 0, 3, 3], [1, 1, 2, 6, 5], [0, -4, -3, 2, 1], [1, 9, 9, 14, 12],
 def numpy_path(x, rois, dy, pooled, scale):
     spec = get_op('ROIPooling')
     p = spec.params.parse('ROIPooling', dict(pooled_size=pooled, spatial_scale=scale))
-    out = spec.compute(p, x, rois)
-    return out, spec.grad(p, [dy], [x, rois], [out])[0]
+    return spec.reference(p, x, rois), spec.reference_grad(p, [dy], [x, rois])[0]
 
 
 def run(x, rois, dy, pooled, scale, dtype):
