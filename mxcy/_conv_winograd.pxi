@@ -12,7 +12,8 @@ cdef extern from "_winograd.h" nogil:
     void mxcy_wino_input_row(const float* x, int h, int w, int ph, int pw, int ty, int tw,
                              float* scratch, float* V, int64_t vs)
     void mxcy_wino_output_row(const float* M, int64_t ms, int tw, float bias, float* y,
-                              int oh, int ow, int ty, int add, float* scratch)
+                              int oh, int ow, int ty, int add, int clamp, float lo,
+                              float hi, float* scratch)
     void mxcy_wino_dy_row(const float* dy, int oh, int ow, int ty, int tw, float* scratch,
                           float* Y, int64_t ys)
     void mxcy_wino_dw_out(const float* dU, int64_t pairs, float* dw, int req)
@@ -44,6 +45,7 @@ cdef struct WinoParts:
                               # weight gradient: one 16 × f × c sum per part
     int th, tw                # tile rows and columns of one image
     int rows_per_block
+    bint clamp                # the forward applies the fused clamp (ConvArgs.act)
     int err
 
 
@@ -71,7 +73,8 @@ cdef void wino_block(WinoParts* wp, int64_t r, int nr, float* V, float* M,
         for f in range(a.f):
             mxcy_wino_output_row(M + f * T + <int64_t>j * tw, a.f * T, tw,
                                  b[f] if b != NULL else 0, y + (<int64_t>img * a.f + f) * oplane,
-                                 a.oh, a.ow, ty, a.req_y == 2, scratch)
+                                 a.oh, a.ow, ty, a.req_y == 2, wp.clamp,
+                                 <float>a.act_lo, <float>a.act_hi, scratch)
 
 
 cdef void wino_part(void* arg, int part, int nparts) noexcept nogil:
@@ -97,12 +100,14 @@ cdef void wino_part(void* arg, int part, int nparts) noexcept nogil:
 
 
 cdef int winograd_fwd(ConvArgs* a) noexcept nogil:
-    """y (req) := conv(x, w) + b for use_winograd's convolutions."""
+    """y (req) := conv(x, w) + b for use_winograd's convolutions, clamped when a.act
+    asks (then marked done, a.act = 2)."""
     cdef WinoParts wp
     cdef int64_t rows, tiles_per_block
     cdef int nparts
     wp.a = a
     wp.err = 0
+    wp.clamp = a.act == 1 and a.req_y == 1
     wp.th = (a.oh + 1) // 2
     wp.tw = (a.ow + 1) // 2
     tiles_per_block = WINO_BLOCK_FLOATS // (16 * (a.c + a.f))
@@ -121,6 +126,8 @@ cdef int winograd_fwd(ConvArgs* a) noexcept nogil:
         wp.rows_per_block = <int>max(1, min(<int64_t>wp.rows_per_block, rows // nparts))
     run_parts(wino_part, &wp, nparts)
     free(wp.U)
+    if wp.err == 0 and wp.clamp:
+        a.act = 2
     return wp.err
 
 
@@ -143,7 +150,7 @@ cdef int winograd_dx(ConvArgs* a, bint* done) noexcept nogil:
     d = a[0]
     d.n, d.c, d.h, d.w, d.f = a.n, a.f, a.oh, a.ow, a.c
     d.ph, d.pw, d.oh, d.ow = 2 - a.ph, 2 - a.pw, a.h, a.w
-    d.x, d.y, d.b, d.req_y = a.dy, a.dx, NULL, a.req_x
+    d.x, d.y, d.b, d.req_y, d.act = a.dy, a.dx, NULL, a.req_x, 0
     if not use_winograd(&d):
         return 0
     wr = <float*>malloc(<size_t>(9 * <int64_t>a.f * a.c) * sizeof(float) + 1)

@@ -110,10 +110,11 @@ MXCY_VEC static void mxcy_wino_input_row(const float* x, int h, int w, int ph, i
 }
 
 /* Output rows 2ty, 2ty + 1 (those < oh) of one oh × ow plane from M[ξ·ms + t], t < tw:
- * Aᵀ M A + bias, written (add = 0) or added (add = 1). */
+ * Aᵀ M A + bias, clamped to [lo, hi] when `clamp` (a fused ReLU; never with add), written
+ * (add = 0) or added (add = 1). */
 MXCY_VEC static void mxcy_wino_output_row(const float* M, int64_t ms, int tw, float bias,
                                           float* y, int oh, int ow, int ty, int add,
-                                          float* scratch) {
+                                          int clamp, float lo, float hi, float* scratch) {
     float* restrict y00 = scratch;
     float* restrict y01 = scratch + tw;
     float* restrict y10 = scratch + 2 * tw;
@@ -131,6 +132,13 @@ MXCY_VEC static void mxcy_wino_output_row(const float* M, int64_t ms, int tw, fl
         y10[t] = a1 - a2 - a3 + bias;
         y01[t] = b0 + b1 + b2 + bias;
         y11[t] = b1 - b2 - b3 + bias;
+    }
+    if (clamp) {
+        MXCY_SIMD
+        for (int t = 0; t < 4 * tw; t++) {
+            float v = scratch[t] < lo ? lo : scratch[t];
+            scratch[t] = v > hi ? hi : v;
+        }
     }
     int pairs = ow / 2;
     for (int a = 0; a < 2; a++) {

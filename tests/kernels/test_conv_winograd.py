@@ -111,3 +111,20 @@ def test_winograd_gradients_add_with_grad_req_add():
                             dy.astype(np.float64), pad=(1, 1))
     close(xs.grad.asnumpy(), held_x + ref[0])
     close(ws.grad.asnumpy(), held_w + ref[1])
+
+
+@pytest.mark.parametrize('act', ['relu', 'relu6'])
+def test_winograd_applies_the_fused_activation_of_an_inference_graph(act):
+    """Convolution + ReLU (or clip 0..6) bound for inference is one op whose clamp the
+    Winograd epilogue applies."""
+    x, w, b = arrays((2, 16, 13, 12), 24, seed=21)
+    conv = mx.sym.Convolution(mx.sym.var('data'), kernel=(3, 3), pad=(1, 1), num_filter=24,
+                              name='c')
+    net = (mx.sym.Activation(conv, act_type='relu') if act == 'relu'
+           else mx.sym.clip(conv, a_min=0, a_max=6))
+    mod = mx.mod.Module(net, data_names=['data'], label_names=None)
+    mod.bind(data_shapes=[('data', x.shape)], for_training=False)
+    mod.set_params({'c_weight': mx.nd.array(w), 'c_bias': mx.nd.array(b)}, {})
+    mod.forward(mx.io.DataBatch([mx.nd.array(x)]), is_train=False)
+    ref = np.clip(reference(x, w, b, (1, 1)), 0, np.inf if act == 'relu' else 6)
+    close(mod.get_outputs()[0].asnumpy(), ref)
