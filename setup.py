@@ -15,6 +15,7 @@ MOD_NAMES = [
     "mxcy._conv",
     "mxcy._rnn",
     "mxcy._fused",
+    "mxcy._gemv",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -42,7 +43,8 @@ HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
-           "mxcy._fused": ["mxcy/_conv.pxd"]}
+           "mxcy._fused": ["mxcy/_conv.pxd"],
+           "mxcy._gemv": ["mxcy/_gemv.h", "mxcy/_isa.h"]}
 
 
 def make_extension(name):
