@@ -41,7 +41,7 @@ EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"]}
 # C headers a module includes (a change to one rebuilds the module)
 HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
-                          "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h"],
+                          "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h", "mxcy/_pool_rows.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
            "mxcy._fused": ["mxcy/_conv.pxd"],
            "mxcy._gemv": ["mxcy/_gemv.h", "mxcy/_isa.h"]}
