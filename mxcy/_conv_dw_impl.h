@@ -178,13 +178,58 @@ MXCY_DW_INLINE int DW(mxcy_dw_fwd_s2)(const mxcy_dw_geom* g, const T* x, const T
     return 1;
 }
 
+/* mxcy_dw_fwd for MobileNet's 3×3 stride-1 'same' layers (pad 1, no dilation) on planes
+ * too big for mxcy_dw_fwd_flat; 0 (nothing done) otherwise. Row by row, the general loops
+ * make three passes over each output row (one per filter row) plus six edge loops; here
+ * each output row is one pass of all nine taps (rows outside the image read a zero row),
+ * and the two edge columns are written on their own. */
+MXCY_DW_INLINE int DW(mxcy_dw_fwd_3x3s1)(const mxcy_dw_geom* g, const T* x, const T* wt,
+                                        T bias, T* y, int add) {
+    const int w = g->w;
+    T zeros[MXCY_DW_ROW_MAX];
+    if (g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 ||
+        g->ph != 1 || g->pw != 1 || g->oh != g->h || g->ow != w || w < 2 ||
+        w > MXCY_DW_ROW_MAX)
+        return 0;
+    memset(zeros, 0, (size_t)w * sizeof(T));
+    const T w00 = wt[0], w01 = wt[1], w02 = wt[2], w10 = wt[3], w11 = wt[4], w12 = wt[5];
+    const T w20 = wt[6], w21 = wt[7], w22 = wt[8];
+    for (int oi = 0; oi < g->oh; oi++) {
+        const T* restrict r0 = oi > 0 ? x + (int64_t)(oi - 1) * w : zeros;
+        const T* restrict r1 = x + (int64_t)oi * w;
+        const T* restrict r2 = oi + 1 < g->h ? x + (int64_t)(oi + 1) * w : zeros;
+        T* restrict yr = y + (int64_t)oi * w;
+        T first = bias + w01 * r0[0] + w02 * r0[1] + w11 * r1[0] + w12 * r1[1] +
+                  w21 * r2[0] + w22 * r2[1];
+        T last = bias + w00 * r0[w - 2] + w01 * r0[w - 1] + w10 * r1[w - 2] +
+                 w11 * r1[w - 1] + w20 * r2[w - 2] + w21 * r2[w - 1];
+        if (add) {
+            MXCY_DW_SIMD for (int j = 1; j < w - 1; j++)
+                yr[j] += bias + w00 * r0[j - 1] + w01 * r0[j] + w02 * r0[j + 1] +
+                         w10 * r1[j - 1] + w11 * r1[j] + w12 * r1[j + 1] +
+                         w20 * r2[j - 1] + w21 * r2[j] + w22 * r2[j + 1];
+            yr[0] += first;
+            yr[w - 1] += last;
+        } else {
+            MXCY_DW_SIMD for (int j = 1; j < w - 1; j++)
+                yr[j] = bias + w00 * r0[j - 1] + w01 * r0[j] + w02 * r0[j + 1] +
+                        w10 * r1[j - 1] + w11 * r1[j] + w12 * r1[j + 1] +
+                        w20 * r2[j - 1] + w21 * r2[j] + w22 * r2[j + 1];
+            yr[0] = first;
+            yr[w - 1] = last;
+        }
+    }
+    return 1;
+}
+
 /* y (add ? += : =) bias + sum over taps of wt[ki, kj] * x[oi*sh - ph + ki*dh, oj*sw - pw + kj*dw] */
 MXCY_DW_VEC void DW(mxcy_dw_fwd)(const mxcy_dw_geom* gp, const T* restrict x,
                                  const T* restrict wt, T bias, T* restrict y, int add) {
     const mxcy_dw_geom g = *gp;
     int lo_[MXCY_DW_MAXKW], hi_[MXCY_DW_MAXKW];
     if (DW(mxcy_dw_fwd_flat)(&g, x, wt, bias, y, add) ||
-        DW(mxcy_dw_fwd_s2)(&g, x, wt, bias, y, add))
+        DW(mxcy_dw_fwd_s2)(&g, x, wt, bias, y, add) ||
+        DW(mxcy_dw_fwd_3x3s1)(&g, x, wt, bias, y, add))
         return;
     DW(mxcy_dw_bounds)(&g, lo_, hi_);
     for (int oi = 0; oi < g.oh; oi++) {
