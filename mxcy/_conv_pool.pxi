@@ -1,4 +1,6 @@
-# Part of mxcy/_conv.pyx (textually included there): the pooling kernels.
+# Part of mxcy/_conv.pyx (textually included there): the pooling kernels. Every pool runs
+# the row loops of _pool_rows.h (float32/float64), except float32 2×2/stride-2 max pooling
+# with AVX-512, which keeps the permute loops of _pool2x2.h.
 # ---------------------------------------------------------------- pooling
 cdef int* pool_bounds(PoolArgs* a) noexcept nogil:
     """Per output row and column: clipped window start/end and the average divisor parts,
@@ -105,8 +107,8 @@ cdef extern from "_pool2x2.h" nogil:
 cdef inline bint pool_max2x2(PoolArgs* a) noexcept nogil:
     """float32 max over 2×2 windows at stride 2, all inside, with AVX-512: the loops of
     _pool2x2.h apply (with AVX2 alone, the row loops of _pool_rows.h are faster)."""
-    return (mxcy_isa() >= 2 and a.dtype == DT_FLOAT32 and a.pool_type == 0 and a.kh == 2 and a.kw == 2
-            and a.sh == 2 and a.sw == 2 and pool_inside(a))
+    return (mxcy_isa() >= 2 and a.dtype == DT_FLOAT32 and a.pool_type == 0 and a.kh == 2
+            and a.kw == 2 and a.sh == 2 and a.sw == 2 and pool_inside(a))
 
 
 cdef void pool_max2x2_planes(PoolArgs* a, float* x, float* dy, float* out, int64_t lo,
