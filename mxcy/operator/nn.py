@@ -79,7 +79,7 @@ class FullyConnected(OpSpec):
         b = None if p.no_bias else ins[2]
         if n <= _gemv.MAX_ROWS and x.dtype in _GEMV_DTYPES and \
                 w.dtype == x.dtype == y.dtype and (b is None or b.dtype == x.dtype):
-            # a few rows: dot products with each weight row, both workers (issue 16)
+            # up to 16 rows: dot products with each weight row, both workers (issue 16)
             _gemv.fc_forward(x2, w, b, y2, n, p.num_hidden, k, req[0])
             return
         gemm(x2, w, y2, n, p.num_hidden, k, trans_b=True, req=req[0])

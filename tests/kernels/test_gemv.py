@@ -1,6 +1,7 @@
 """FullyConnected at a small batch through mxcy/_gemv.h (issue 16): the twin and the
-operator against NumPy, row counts around the 4-row blocks and the 16-row part bounds,
-odd feature counts, float64, bias, req='add', and the batch size where BLAS takes over."""
+operator against NumPy, odd and even batches (input rows in pairs), output counts around
+the 4-row blocks and the 16-row part bounds, odd feature counts, float64, bias, req='add',
+and the batch size where BLAS takes over."""
 import numpy as np
 import pytest
 
@@ -10,7 +11,8 @@ from mxcy.operator._spec import get_op
 
 
 @pytest.mark.parametrize('m,n,k', [(1, 1, 1), (1, 5, 7), (2, 33, 19), (3, 4096, 37),
-                                   (4, 70, 1000), (1, 257, 4099)])
+                                   (4, 70, 1000), (1, 257, 4099), (7, 45, 300),
+                                   (16, 131, 257)])
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
 def test_twin_matches_numpy(m, n, k, dtype):
     rng = np.random.default_rng(m * 1000 + n + k)
@@ -27,16 +29,17 @@ def test_twin_matches_numpy(m, n, k, dtype):
 
 def test_twin_rejects_bad_shapes():
     with pytest.raises(ValueError, match='fc_forward_np'):
-        _gemv.fc_forward_np(np.zeros((5, 3), np.float32), np.zeros((2, 3), np.float32))
+        _gemv.fc_forward_np(np.zeros((17, 3), np.float32), np.zeros((2, 3), np.float32))
     with pytest.raises(ValueError, match='fc_forward_np'):
         _gemv.fc_forward_np(np.zeros((1, 3), np.float32), np.zeros((2, 4), np.float32))
 
 
-@pytest.mark.parametrize('batch', [1, 2, 4, 5, 16])
+@pytest.mark.parametrize('batch', [1, 2, 5, 16, 17])
 @pytest.mark.parametrize('no_bias', [False, True])
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
 def test_fully_connected_small_batch(batch, no_bias, dtype):
-    """Batches up to 4 take the GEMV path, 5 and 16 BLAS: all equal NumPy; 'add' adds."""
+    """Batches up to 16 take the GEMV path (one row alone, pairs of rows), 17 BLAS: all
+    equal NumPy; 'add' adds."""
     rng = np.random.default_rng(batch)
     x = rng.standard_normal((batch, 3, 7, 5)).astype(dtype)       # flattened to 105
     w = rng.standard_normal((300, 105)).astype(dtype)
