@@ -12,6 +12,7 @@ H = 1. Shapes and parameters are validated by the operator before the push. `req
 0 null (skip), 1 write, 2 add. Each kernel has a `*_np` twin for tests.
 """
 cimport numpy as cnp
+from libc.float cimport DBL_MAX, FLT_MAX
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
