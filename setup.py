@@ -20,6 +20,7 @@ MOD_NAMES = [
     "mxcy._lrn",
     "mxcy._npkernels",
     "mxcy._detect",
+    "mxcy._gemv",
 ]
 
 DEBUG = os.environ.get("MXCY_DEBUG_CYTHON", "") not in ("", "0")
@@ -51,13 +52,14 @@ EXTRA_COMPILE_ARGS = {"mxcy._rnn": ["-fno-trapping-math"],
 HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h", "mxcy/_simd.h"],
            "mxcy._conv": ["mxcy/_gemm_packed.h", "mxcy/_pool2x2.h", "mxcy/_isa.h",
                           "mxcy/_conv_dw.h", "mxcy/_conv_dw_impl.h", "mxcy/_winograd.h",
-                          "mxcy/_simd.h", "mxcy/_conv_direct.h"],
+                          "mxcy/_simd.h", "mxcy/_conv_direct.h", "mxcy/_pool_rows.h"],
            "mxcy._rnn": ["mxcy/_gemm_packed.h", "mxcy/_isa.h"],
            "mxcy._fused": ["mxcy/_conv.pxd"],
            "mxcy._sampling": ["mxcy/_sampling_deform.pxi"],
            "mxcy._npkernels": ["mxcy/_npkernels.h"],
            "mxcy._lrn": ["mxcy/_lrn.h"],
-           "mxcy._detect": ["mxcy/_detect_nms.h"]}
+           "mxcy._detect": ["mxcy/_detect_nms.h"],
+           "mxcy._gemv": ["mxcy/_gemv.h", "mxcy/_isa.h"]}
 
 
 def make_extension(name):

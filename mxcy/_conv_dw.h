@@ -27,6 +27,8 @@
 #define MXCY_DW_MAXKW 64        /* widest window the depthwise path takes (is_depthwise) */
 #define MXCY_DW_MAXTAPS 256     /* stride-1 dx through the forward loops up to this many taps */
 #define MXCY_DW_FLAT_MAX 1600   /* padded planes up to this many elements: mxcy_dw_fwd_flat */
+#define MXCY_DW_ROW_MAX 4096    /* mxcy_dw_fwd_3x3s1: planes up to this wide */
+#define MXCY_DW_S2_STACK 4096   /* stride-2 parity planes on the stack up to this size, else heap */
 
 typedef struct {
     int h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;

@@ -107,12 +107,129 @@ MXCY_DW_INLINE int DW(mxcy_dw_fwd_flat)(const mxcy_dw_geom* g, const T* x, const
     return 1;
 }
 
+/* mxcy_dw_fwd at stride 2 on both axes without dilation; 0 (nothing done) otherwise.
+ * Row by row, a stride-2 tap reads every other input column: the loads need permutes and
+ * MobileNets' stride-2 rows are 7 to 56 outputs, mostly vector remainder. Here the zero-
+ * padded plane is split once into its four (row, column) parity planes, p[a][b][r][q] =
+ * xp[2r + a][2q + b], each wq wide; tap (ki, kj) then reads plane (ki % 2, kj % 2) at
+ * offset (ki / 2)·wq + kj / 2, and each row of taps is one contiguous multiply-add over the
+ * flattened output rows (the one or two columns per row past ow are computed and dropped).
+ * x is read in full before y is written, so y may overlap x. */
+MXCY_DW_INLINE int DW(mxcy_dw_fwd_s2)(const mxcy_dw_geom* g, const T* x, const T* wt,
+                                     T bias, T* y, int add) {
+    if (g->sh != 2 || g->sw != 2 || g->dh != 1 || g->dw != 1 || g->ph < 0 || g->pw < 0)
+        return 0;
+    const int hq = g->oh + (g->kh - 1) / 2 + 1, wq = g->ow + (g->kw - 1) / 2 + 1;
+    const int64_t pq = (int64_t)hq * wq, n = (int64_t)g->oh * wq;
+    const int64_t need = 4 * pq + n;
+    T stack_buf[MXCY_DW_S2_STACK];
+    T* buf = need <= MXCY_DW_S2_STACK ? stack_buf : (T*)malloc((size_t)need * sizeof(T));
+    if (buf == NULL)
+        return 0;
+    T* restrict t = buf + 4 * pq;
+    memset(buf, 0, (size_t)(4 * pq) * sizeof(T));
+    for (int i = 0; i < g->h; i++) {
+        const int r = i + g->ph, a = r & 1, rr = r >> 1;
+        if (rr >= hq)
+            break;
+        const T* restrict xr = x + (int64_t)i * g->w;
+        for (int b = 0; b < 2; b++) {
+            /* input columns j with (j + pw) % 2 == b: j = j0 + 2q at index (j0 + pw) / 2 + q */
+            const int j0 = (b - g->pw % 2 + 2) % 2, q0 = (j0 + g->pw) / 2;
+            int cnt = (g->w - j0 + 1) / 2;
+            if (cnt > wq - q0)
+                cnt = wq - q0;
+            T* restrict pr = buf + (2 * a + b) * pq + (int64_t)rr * wq + q0;
+            const T* restrict xs = xr + j0;
+            MXCY_DW_SIMD for (int q = 0; q < cnt; q++) pr[q] = xs[2 * q];
+        }
+    }
+    MXCY_DW_SIMD for (int64_t q = 0; q < n; q++) t[q] = bias;
+    for (int ki = 0; ki < g->kh; ki++) {
+        const T* wk = wt + ki * g->kw;
+        const T* restrict e = buf + (2 * (ki & 1)) * pq + (int64_t)(ki >> 1) * wq;
+        const T* restrict o = e + pq;
+        int kj = 0;
+        for (; kj + 3 <= g->kw; kj += 3) {     /* columns kj, kj + 1, kj + 2 of one parity */
+            const T w0 = wk[kj], w1 = wk[kj + 1], w2 = wk[kj + 2];
+            const T* restrict s0 = (kj & 1 ? o : e) + (kj >> 1);
+            const T* restrict s1 = ((kj + 1) & 1 ? o : e) + ((kj + 1) >> 1);
+            const T* restrict s2 = ((kj + 2) & 1 ? o : e) + ((kj + 2) >> 1);
+            MXCY_DW_SIMD for (int64_t q = 0; q < n; q++)
+                t[q] += w0 * s0[q] + w1 * s1[q] + w2 * s2[q];
+        }
+        for (; kj < g->kw; kj++) {
+            const T w0 = wk[kj];
+            const T* restrict s0 = (kj & 1 ? o : e) + (kj >> 1);
+            MXCY_DW_SIMD for (int64_t q = 0; q < n; q++) t[q] += w0 * s0[q];
+        }
+    }
+    for (int oi = 0; oi < g->oh; oi++) {
+        T* yr = y + (int64_t)oi * g->ow;
+        const T* tr = t + (int64_t)oi * wq;
+        if (add) {
+            MXCY_DW_SIMD for (int j = 0; j < g->ow; j++) yr[j] += tr[j];
+        } else {
+            MXCY_DW_SIMD for (int j = 0; j < g->ow; j++) yr[j] = tr[j];
+        }
+    }
+    if (buf != stack_buf)
+        free(buf);
+    return 1;
+}
+
+/* mxcy_dw_fwd for MobileNet's 3×3 stride-1 'same' layers (pad 1, no dilation) on planes
+ * too big for mxcy_dw_fwd_flat; 0 (nothing done) otherwise. Row by row, the general loops
+ * make three passes over each output row (one per filter row) plus six edge loops; here
+ * each output row is one pass of all nine taps (rows outside the image read a zero row),
+ * and the two edge columns are written on their own. */
+MXCY_DW_INLINE int DW(mxcy_dw_fwd_3x3s1)(const mxcy_dw_geom* g, const T* x, const T* wt,
+                                        T bias, T* y, int add) {
+    const int w = g->w;
+    T zeros[MXCY_DW_ROW_MAX];
+    if (g->kh != 3 || g->kw != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 ||
+        g->ph != 1 || g->pw != 1 || g->oh != g->h || g->ow != w || w < 2 ||
+        w > MXCY_DW_ROW_MAX)
+        return 0;
+    memset(zeros, 0, (size_t)w * sizeof(T));
+    const T w00 = wt[0], w01 = wt[1], w02 = wt[2], w10 = wt[3], w11 = wt[4], w12 = wt[5];
+    const T w20 = wt[6], w21 = wt[7], w22 = wt[8];
+    for (int oi = 0; oi < g->oh; oi++) {
+        const T* restrict r0 = oi > 0 ? x + (int64_t)(oi - 1) * w : zeros;
+        const T* restrict r1 = x + (int64_t)oi * w;
+        const T* restrict r2 = oi + 1 < g->h ? x + (int64_t)(oi + 1) * w : zeros;
+        T* restrict yr = y + (int64_t)oi * w;
+        T first = bias + w01 * r0[0] + w02 * r0[1] + w11 * r1[0] + w12 * r1[1] +
+                  w21 * r2[0] + w22 * r2[1];
+        T last = bias + w00 * r0[w - 2] + w01 * r0[w - 1] + w10 * r1[w - 2] +
+                 w11 * r1[w - 1] + w20 * r2[w - 2] + w21 * r2[w - 1];
+        if (add) {
+            MXCY_DW_SIMD for (int j = 1; j < w - 1; j++)
+                yr[j] += bias + w00 * r0[j - 1] + w01 * r0[j] + w02 * r0[j + 1] +
+                         w10 * r1[j - 1] + w11 * r1[j] + w12 * r1[j + 1] +
+                         w20 * r2[j - 1] + w21 * r2[j] + w22 * r2[j + 1];
+            yr[0] += first;
+            yr[w - 1] += last;
+        } else {
+            MXCY_DW_SIMD for (int j = 1; j < w - 1; j++)
+                yr[j] = bias + w00 * r0[j - 1] + w01 * r0[j] + w02 * r0[j + 1] +
+                        w10 * r1[j - 1] + w11 * r1[j] + w12 * r1[j + 1] +
+                        w20 * r2[j - 1] + w21 * r2[j] + w22 * r2[j + 1];
+            yr[0] = first;
+            yr[w - 1] = last;
+        }
+    }
+    return 1;
+}
+
 /* y (add ? += : =) bias + sum over taps of wt[ki, kj] * x[oi*sh - ph + ki*dh, oj*sw - pw + kj*dw] */
 MXCY_DW_VEC void DW(mxcy_dw_fwd)(const mxcy_dw_geom* gp, const T* restrict x,
                                  const T* restrict wt, T bias, T* restrict y, int add) {
     const mxcy_dw_geom g = *gp;
     int lo_[MXCY_DW_MAXKW], hi_[MXCY_DW_MAXKW];
-    if (DW(mxcy_dw_fwd_flat)(&g, x, wt, bias, y, add))
+    if (DW(mxcy_dw_fwd_flat)(&g, x, wt, bias, y, add) ||
+        DW(mxcy_dw_fwd_s2)(&g, x, wt, bias, y, add) ||
+        DW(mxcy_dw_fwd_3x3s1)(&g, x, wt, bias, y, add))
         return;
     DW(mxcy_dw_bounds)(&g, lo_, hi_);
     for (int oi = 0; oi < g.oh; oi++) {

@@ -1,4 +1,6 @@
-# Part of mxcy/_conv.pyx (textually included there): the pooling kernels.
+# Part of mxcy/_conv.pyx (textually included there): the pooling kernels. Every pool runs
+# the row loops of _pool_rows.h (float32/float64), except float32 2×2/stride-2 max pooling
+# with AVX-512, which keeps the permute loops of _pool2x2.h.
 # ---------------------------------------------------------------- pooling
 cdef int* pool_bounds(PoolArgs* a) noexcept nogil:
     """Per output row and column: clipped window start/end and the average divisor parts,
@@ -27,161 +29,73 @@ cdef int* pool_bounds(PoolArgs* a) noexcept nogil:
 
 
 cdef inline bint pool_inside(PoolArgs* a) noexcept nogil:
-    """Every window lies inside the plane (no padding reached): the fast loops apply."""
+    """Every window lies inside the plane (no padding reached)."""
     return (a.ph == 0 and a.pw == 0 and (a.oh - 1) * a.sh + a.kh <= a.h
             and (a.ow - 1) * a.sw + a.kw <= a.w)
 
 
-cdef void pool_fwd_inside(PoolArgs* a, real_t* x, real_t* y, real_t* acc, int64_t lo,
-                          int64_t hi) noexcept nogil:
-    """pool_fwd_typed when every window is inside: for each output row, one pass over the
-    outputs per window offset (tight, branch-light loops) into the row accumulator."""
-    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, KH = a.kh, KW = a.kw
-    cdef int SH = a.sh, SW = a.sw, ptype = a.pool_type, req = a.req
-    cdef int64_t plane
-    cdef int oi, oj, di, dj
-    cdef real_t v, scale = <real_t>1.0 / (KH * KW)
-    cdef real_t* row
-    cdef real_t* yp
-    for plane in range(lo, hi):
-        for oi in range(OH):
-            for di in range(KH):
-                row = x + plane * H * W + <int64_t>(oi * SH + di) * W
-                for dj in range(KW):
-                    if di == 0 and dj == 0:
-                        for oj in range(OW):
-                            acc[oj] = row[oj * SW]
-                    elif ptype == 0:
-                        for oj in range(OW):
-                            v = row[oj * SW + dj]
-                            acc[oj] = v if (v > acc[oj] or v != v) else acc[oj]
-                    else:
-                        for oj in range(OW):
-                            acc[oj] += row[oj * SW + dj]
-            yp = y + plane * OH * OW + <int64_t>oi * OW
-            if ptype == 1:
-                for oj in range(OW):
-                    acc[oj] *= scale
-            if req == 2:
-                for oj in range(OW):
-                    yp[oj] += acc[oj]
-            else:
-                for oj in range(OW):
-                    yp[oj] = acc[oj]
+cdef extern from "_pool_rows.h" nogil:
+    ctypedef struct mxcy_pool_geom:
+        int h, w, oh, ow, kh, kw, sh, sw, ph, pw, type, add
+    int64_t mxcy_pool_scratch(const mxcy_pool_geom* g, int bwd)
+    void mxcy_pool_fwd_f32(const mxcy_pool_geom* g, const int* b, const float* wc,
+                           const float* x, float* y, float* buf)
+    void mxcy_pool_fwd_f64(const mxcy_pool_geom* g, const int* b, const double* wc,
+                           const double* x, double* y, double* buf)
+    void mxcy_pool_bwd_f32(const mxcy_pool_geom* g, const int* b, const float* wc,
+                           const float* x, const float* dy, float* dx, float* buf)
+    void mxcy_pool_bwd_f64(const mxcy_pool_geom* g, const int* b, const double* wc,
+                           const double* x, const double* dy, double* dx, double* buf)
+    int mxcy_isa()
 
 
-cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y, int64_t lo,
-                        int64_t hi) noexcept nogil:
-    """Planes [lo, hi) of y (req) pool(x). The geometry lives in locals: stores through
-    y may alias the argument struct, which would force a reload of every field."""
-    cdef real_t* acc_row
-    if real_t is float:
-        if pool_max2x2(a):
-            pool_max2x2_planes(a, x, NULL, y, lo, hi, False)
-            return 0
-    if pool_inside(a):
-        acc_row = <real_t*>malloc(a.ow * sizeof(real_t) + 1)
-        if acc_row == NULL:
-            return ERR_MEMORY
-        pool_fwd_inside(a, x, y, acc_row, lo, hi)
-        free(acc_row)
-        return 0
-    cdef int64_t plane
-    cdef int oi, oj, i, j, hs, he, ws, we, count
-    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, ptype = a.pool_type, req = a.req
-    cdef real_t acc, v
-    cdef real_t* xp
-    cdef real_t* yp
-    cdef real_t* row
+cdef int pool_rows_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* out, int64_t lo,
+                         int64_t hi, bint backward) noexcept nogil:
+    """Planes [lo, hi) of the forward (out = y) or the backward (dy given, out = dx)
+    through the row loops of _pool_rows.h."""
+    cdef mxcy_pool_geom g
+    cdef int64_t plane, px = <int64_t>a.h * a.w, py = <int64_t>a.oh * a.ow
+    cdef int j
     cdef int* b = pool_bounds(a)
-    cdef int* cb
+    cdef real_t* buf
+    cdef real_t* wc
     if b == NULL:
         return ERR_MEMORY
-    cb = b + 3 * OH
+    g.h, g.w, g.oh, g.ow, g.kh, g.kw = a.h, a.w, a.oh, a.ow, a.kh, a.kw
+    g.sh, g.sw, g.ph, g.pw, g.type, g.add = a.sh, a.sw, a.ph, a.pw, a.pool_type, a.req == 2
+    buf = <real_t*>malloc((mxcy_pool_scratch(&g, backward) + a.ow + 16) * sizeof(real_t))
+    if buf == NULL:
+        free(b)
+        return ERR_MEMORY
+    wc = buf + mxcy_pool_scratch(&g, backward)
+    for j in range(a.ow):
+        wc[j] = b[3 * a.oh + 3 * j + 2]
     for plane in range(lo, hi):
-        xp = x + plane * H * W
-        yp = y + plane * OH * OW
-        for oi in range(OH):
-            hs, he = b[3 * oi], b[3 * oi + 1]
-            for oj in range(OW):
-                ws, we = cb[3 * oj], cb[3 * oj + 1]
-                if ptype == 0:
-                    if he <= hs or we <= ws:
-                        # a window of padding only: MXNet's lowest finite value
-                        acc = -FLT_MAX if real_t is float else -DBL_MAX
-                    else:
-                        acc = xp[hs * W + ws]
-                        for i in range(hs, he):
-                            row = xp + i * W
-                            for j in range(ws, we):
-                                v = row[j]
-                                if v > acc or v != v:
-                                    acc = v
-                else:
-                    acc = 0
-                    for i in range(hs, he):
-                        row = xp + i * W
-                        for j in range(ws, we):
-                            acc += row[j]
-                    if ptype == 1:
-                        count = b[3 * oi + 2] * cb[3 * oj + 2]
-                        acc = acc / count if count > 0 else 0
-                if req == 2:
-                    yp[oi * OW + oj] += acc
-                else:
-                    yp[oi * OW + oj] = acc
+        if real_t is float:
+            if backward:
+                mxcy_pool_bwd_f32(&g, b, wc, x + plane * px, dy + plane * py, out + plane * px,
+                                  buf)
+            else:
+                mxcy_pool_fwd_f32(&g, b, wc, x + plane * px, out + plane * py, buf)
+        else:
+            if backward:
+                mxcy_pool_bwd_f64(&g, b, wc, x + plane * px, dy + plane * py, out + plane * px,
+                                  buf)
+            else:
+                mxcy_pool_fwd_f64(&g, b, wc, x + plane * px, out + plane * py, buf)
+    free(buf)
     free(b)
     return 0
 
 
-cdef void pool_bwd_inside(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t lo,
-                          int64_t hi) noexcept nogil:
-    """pool_bwd_typed (after dx is zeroed or kept for add) when every window is inside."""
-    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, KH = a.kh, KW = a.kw
-    cdef int SH = a.sh, SW = a.sw, ptype = a.pool_type
-    cdef int64_t plane, base, r, best
-    cdef int oi, oj, di, dj
-    cdef real_t v, top, g, scale = <real_t>1.0 / (KH * KW) if a.pool_type == 1 else 1
-    cdef real_t* xp
-    cdef real_t* dxp
-    cdef real_t* dyp
-    for plane in range(lo, hi):
-        xp = x + plane * H * W
-        dxp = dx + plane * H * W
-        dyp = dy + plane * OH * OW
-        for oi in range(OH):
-            for oj in range(OW):
-                base = <int64_t>oi * SH * W + oj * SW
-                g = dyp[oi * OW + oj]
-                if ptype == 0 and KH == 2 and KW == 2:     # the common 2×2 window, unrolled
-                    best = base
-                    top = xp[base]
-                    if xp[base + 1] > top:
-                        best = base + 1
-                        top = xp[best]
-                    if xp[base + W] > top:
-                        best = base + W
-                        top = xp[best]
-                    if xp[base + W + 1] > top:
-                        best = base + W + 1
-                    dxp[best] += g
-                elif ptype == 0:
-                    best = base
-                    top = xp[base]
-                    for di in range(KH):
-                        r = base + <int64_t>di * W
-                        for dj in range(KW):
-                            v = xp[r + dj]
-                            if v > top:
-                                top = v
-                                best = r + dj
-                    dxp[best] += g
-                else:
-                    g = g * scale
-                    for di in range(KH):
-                        r = base + <int64_t>di * W
-                        for dj in range(KW):
-                            dxp[r + dj] += g
+cdef int pool_fwd_typed(PoolArgs* a, real_t* x, real_t* y, int64_t lo,
+                        int64_t hi) noexcept nogil:
+    """Planes [lo, hi) of y (req) pool(x)."""
+    if real_t is float:
+        if pool_max2x2(a):
+            pool_max2x2_planes(a, x, NULL, y, lo, hi, False)
+            return 0
+    return pool_rows_typed(a, x, NULL, y, lo, hi, False)
 
 
 cdef extern from "_pool2x2.h" nogil:
@@ -191,9 +105,10 @@ cdef extern from "_pool2x2.h" nogil:
 
 
 cdef inline bint pool_max2x2(PoolArgs* a) noexcept nogil:
-    """float32 max over 2×2 windows at stride 2, all inside: the loops of _pool2x2.h apply."""
-    return (a.dtype == DT_FLOAT32 and a.pool_type == 0 and a.kh == 2 and a.kw == 2
-            and a.sh == 2 and a.sw == 2 and pool_inside(a))
+    """float32 max over 2×2 windows at stride 2, all inside, with AVX-512: the loops of
+    _pool2x2.h apply (with AVX2 alone, the row loops of _pool_rows.h are faster)."""
+    return (mxcy_isa() >= 2 and a.dtype == DT_FLOAT32 and a.pool_type == 0 and a.kh == 2
+            and a.kw == 2 and a.sh == 2 and a.sw == 2 and pool_inside(a))
 
 
 cdef void pool_max2x2_planes(PoolArgs* a, float* x, float* dy, float* out, int64_t lo,
@@ -220,58 +135,11 @@ cdef void pool_max2x2_planes(PoolArgs* a, float* x, float* dy, float* out, int64
 cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t lo,
                         int64_t hi) noexcept nogil:
     """Planes [lo, hi) of dx (req) the gradient of pool given dy."""
-    cdef int64_t plane
-    cdef int oi, oj, i, j, hs, he, ws, we, count, best
-    cdef int H = a.h, W = a.w, OH = a.oh, OW = a.ow, ptype = a.pool_type
-    cdef real_t acc = 0, v, g
-    cdef real_t* xp
-    cdef real_t* dyp
-    cdef real_t* dxp
-    cdef int* b
-    cdef int* cb
     if real_t is float:
         if pool_max2x2(a):
             pool_max2x2_planes(a, x, dy, dx, lo, hi, True)
             return 0
-    if a.req == 1:
-        memset(dx + lo * H * W, 0, <size_t>(hi - lo) * H * W * sizeof(real_t))
-    if pool_inside(a):
-        pool_bwd_inside(a, x, dy, dx, lo, hi)
-        return 0
-    b = pool_bounds(a)
-    if b == NULL:
-        return ERR_MEMORY
-    cb = b + 3 * OH
-    for plane in range(lo, hi):
-        xp = x + plane * H * W
-        dxp = dx + plane * H * W
-        dyp = dy + plane * OH * OW
-        for oi in range(OH):
-            hs, he = b[3 * oi], b[3 * oi + 1]
-            for oj in range(OW):
-                ws, we = cb[3 * oj], cb[3 * oj + 1]
-                g = dyp[oi * OW + oj]
-                if ptype == 0:
-                    best = -1
-                    for i in range(hs, he):
-                        for j in range(ws, we):
-                            v = xp[i * W + j]
-                            if best < 0 or v > acc:
-                                acc = v
-                                best = i * W + j
-                    if best >= 0:
-                        dxp[best] += g
-                else:
-                    if ptype == 1:
-                        count = b[3 * oi + 2] * cb[3 * oj + 2]
-                        if count <= 0:
-                            continue
-                        g = g / count
-                    for i in range(hs, he):
-                        for j in range(ws, we):
-                            dxp[i * W + j] += g
-    free(b)
-    return 0
+    return pool_rows_typed(a, x, dy, dx, lo, hi, True)
 
 
 # Pooling is cut into parts by planes (run_parts) when it is big enough to share.

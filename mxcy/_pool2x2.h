@@ -9,6 +9,9 @@
  * (left to itself, GCC vectorises the stride-2 stores as scatters, which are slower than
  * the scalar loop); without AVX-512, the scalar select loops.
  *
+ * Taken only when the CPU has AVX-512 (pool_max2x2 in _conv_pool.pxi): with AVX2 alone the
+ * general row loops of _pool_rows.h vectorise and beat the scalar select loops here.
+ *
  * Semantics as the general loops: the forward keeps a NaN (v > m or v != v replaces m);
  * the backward gives the gradient to the window's first maximum (strictly greater replaces).
  * float32 only; float64 takes the general loops.

@@ -1,13 +1,16 @@
 """Neural-network layers: FullyConnected (more layers join this family file)."""
 import math
 
+import numpy as np
+
 from mxcy._ops import BINARY_OPS
-from mxcy import _ndarray
+from mxcy import _gemv, _ndarray
 from mxcy.operator._compute import gemm, ones_vector, assign, nd
 from mxcy.operator._params import Param, ParamSchema
 from mxcy.operator._spec import OpSpec, register_op, unify_shape
 
 _ADD = BINARY_OPS['add']
+_GEMV_DTYPES = (np.float32, np.float64)
 
 
 def _prod(shape):
@@ -73,6 +76,12 @@ class FullyConnected(OpSpec):
         n, k = self._rows_features(p, x.shape)
         x2 = _as_matrix(x, n, k)
         y2 = _as_matrix(y, n, p.num_hidden)
+        b = None if p.no_bias else ins[2]
+        if n <= _gemv.MAX_ROWS and x.dtype in _GEMV_DTYPES and \
+                w.dtype == x.dtype == y.dtype and (b is None or b.dtype == x.dtype):
+            # up to 16 rows: dot products with each weight row, both workers (issue 16)
+            _gemv.fc_forward(x2, w, b, y2, n, p.num_hidden, k, req[0])
+            return
         gemm(x2, w, y2, n, p.num_hidden, k, trans_b=True, req=req[0])
         if not p.no_bias and req[0] != 'null':
             _ndarray.binary(y2, ins[2], _ADD, out=y2)

@@ -28,7 +28,18 @@ GEOMETRIES = [
     ((2, 3, 9, 13), (4, 4), (1, 1), (2, 1), (1, 1)),       # even window (3 + 1 taps a row)
     ((1, 2, 11, 8), (5, 2), (1, 1), (0, 0), (1, 1)),       # no padding, 2 taps a row
     ((1, 2, 38, 38), (3, 3), (1, 1), (1, 1), (1, 1)),      # padded plane 1600: the limit
-    ((1, 2, 39, 39), (3, 3), (1, 1), (1, 1), (1, 1)),      # 1681: row by row again
+    ((1, 2, 39, 39), (3, 3), (1, 1), (1, 1), (1, 1)),      # 1681: one pass a row (3x3s1)
+    ((2, 3, 45, 58), (3, 3), (1, 1), (1, 1), (1, 1)),      # MobileNet's 56-wide kind
+    ((1, 2, 420, 2), (3, 3), (1, 1), (1, 1), (1, 1)),      # two columns: edges only
+    ((1, 2, 41, 40), (3, 3), (1, 1), (1, 0), (1, 1)),      # no column pad: row by row
+    # stride 2: the parity planes (mxcy_dw_fwd_s2)
+    ((2, 3, 14, 14), (3, 3), (2, 2), (1, 1), (1, 1)),      # MobileNet's 14 -> 7
+    ((1, 3, 7, 7), (3, 3), (2, 2), (1, 1), (1, 1)),        # odd plane
+    ((1, 2, 8, 13), (3, 3), (2, 2), (0, 1), (1, 1)),       # no row padding, odd width
+    ((1, 2, 9, 10), (5, 4), (2, 2), (2, 3), (1, 1)),       # 5×4 window, odd column pad
+    ((1, 2, 6, 6), (2, 2), (2, 2), (0, 0), (1, 1)),        # 2×2 window
+    ((1, 2, 5, 9), (1, 1), (2, 2), (0, 0), (1, 1)),        # 1×1 at stride 2
+    ((1, 2, 70, 66), (3, 3), (2, 2), (1, 1), (1, 1)),      # parity planes on the heap
 ]
 
 
@@ -70,9 +81,9 @@ def test_dx_and_dw_each_alone():
                                rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize('stride', [(1, 1), (2, 2)])
-def test_req_add_through_the_engine(stride):
-    xn, wn, bn = _data((2, 6, 10, 10), (3, 3), np.float32)
+@pytest.mark.parametrize('stride,size', [((1, 1), 10), ((2, 2), 10), ((1, 1), 44)])
+def test_req_add_through_the_engine(stride, size):
+    xn, wn, bn = _data((2, 6, size, size), (3, 3), np.float32)
     x, w, b = mx.nd.array(xn), mx.nd.array(wn), mx.nd.array(bn)
     geometry = (stride, (1, 1), (1, 1), 6)
     yn = ref.conv_forward(xn, wn, bn, *geometry)

@@ -1,7 +1,7 @@
-"""Every run-time SIMD path of the packed GEMM, the depthwise convolution and the 2×2 pool
-(mxcy/_isa.h) on this one machine: a child process capped with MXCY_ISA_CAP=avx2 or =none
-computes convolutions, pools and a fused LSTM, and must agree with this process (the widest
-path the CPU has)."""
+"""Every run-time SIMD path of the packed GEMM, the depthwise convolution, the pools and the
+small-batch FullyConnected (mxcy/_isa.h) on this one machine: a child process capped with
+MXCY_ISA_CAP=avx2 or =none computes convolutions, pools, small-batch products and a fused
+LSTM, and must agree with this process (the widest path the CPU has)."""
 import json
 import os
 import subprocess
@@ -32,6 +32,15 @@ x = rng.standard_normal((2, 3, 10, 42)).astype(np.float32)
 y = _conv.pool_fwd_np(x, (2, 2), (2, 2), (0, 0), 5, 21, 0)
 dy = rng.standard_normal(y.shape).astype(np.float32)
 out['pool'] = [y.tolist(), _conv.pool_bwd_np(x, dy, (2, 2), (2, 2), (0, 0), 0).tolist()]
+for ptype in (0, 1):                          # the row loops of _pool_rows.h
+    y = _conv.pool_fwd_np(x, (3, 3), (2, 2), (1, 1), 5, 21, ptype, False)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    out[f'pool_rows{ptype}'] = [y.tolist(), _conv.pool_bwd_np(x, dy, (3, 3), (2, 2), (1, 1),
+                                                                ptype, False).tolist()]
+from mxcy import _gemv
+xf = rng.standard_normal((3, 301)).astype(np.float32)
+wf = rng.standard_normal((70, 301)).astype(np.float32)
+out['gemv'] = [_gemv.fc_forward_np(xf, wf, wf[:, 0]).tolist()]
 data = mx.sym.Variable('data')
 params = mx.sym.Variable('p')
 rnn = mx.sym.RNN(data, parameters=params, state_size=40, num_layers=1, mode='lstm',
