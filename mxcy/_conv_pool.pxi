@@ -132,9 +132,35 @@ cdef void pool_max2x2_planes(PoolArgs* a, float* x, float* dy, float* out, int64
                                         OW, add)
 
 
+cdef inline bint pool_whole_plane(PoolArgs* a) noexcept nogil:
+    """One window covering the whole plane, no padding (global pooling)."""
+    return (a.oh == 1 and a.ow == 1 and a.ph == 0 and a.pw == 0 and a.kh >= a.h
+            and a.kw >= a.w)
+
+
+cdef void pool_whole_plane_bwd(PoolArgs* a, real_t* dy, real_t* dx, int64_t lo,
+                               int64_t hi) noexcept nogil:
+    """avg/sum over whole planes: each dx plane is its dy value (÷ h·w for avg)."""
+    cdef int64_t plane, i, px = <int64_t>a.h * a.w
+    cdef real_t v
+    cdef real_t* d
+    for plane in range(lo, hi):
+        v = dy[plane] / px if a.pool_type == 1 else dy[plane]
+        d = dx + plane * px
+        if a.req == 2:
+            for i in range(px):
+                d[i] += v
+        else:
+            for i in range(px):
+                d[i] = v
+
+
 cdef int pool_bwd_typed(PoolArgs* a, real_t* x, real_t* dy, real_t* dx, int64_t lo,
                         int64_t hi) noexcept nogil:
     """Planes [lo, hi) of dx (req) the gradient of pool given dy."""
+    if a.pool_type != 0 and pool_whole_plane(a):
+        pool_whole_plane_bwd(a, dy, dx, lo, hi)
+        return 0
     if real_t is float:
         if pool_max2x2(a):
             pool_max2x2_planes(a, x, dy, dx, lo, hi, True)

@@ -4,13 +4,17 @@
 
 - cast_half: float32 <-> float16 by F16C (_npkernels.h), bit for bit NumPy's astype;
 - uniform_pdf_select: out[r, j] = inside[r] where low[r] <= sample[r, j] <= high[r], else
-  `outside` (random_pdf_uniform's forward: one density per parameter pair).
+  `outside` (random_pdf_uniform's forward: one density per parameter pair);
+- hawkes_loglike: the Hawkes log likelihood and end state of each sequence
+  (contrib.hawkesll's forward; its gradient stays NumPy's, vectorised over sequences).
 
 The loops release the GIL. Each function returns False, having done nothing, for input it
 does not take (dtype, layout, no F16C on this CPU).
 """
 cimport numpy as cnp
+from libc.math cimport exp, log
 from libc.stdint cimport int64_t, uint16_t
+from libc.stdlib cimport free, malloc
 
 import numpy as np
 
@@ -90,3 +94,45 @@ def uniform_pdf_select(sample, low, high, inside, double outside, out):
             mxcy_select_rows_f64(<double*>x, <double*>lo, <double*>hi, <double*>v, outside,
                                  <double*>y, rows, inner)
     return True
+
+
+def hawkes_loglike(const double[:, ::1] lda, const double[::1] alpha,
+                   const double[::1] beta, const double[:, ::1] state,
+                   const double[:, ::1] lags, const int64_t[:, ::1] marks,
+                   const int64_t[::1] length, const double[::1] max_time,
+                   double[::1] ll, double[:, ::1] out_state):
+    """ll[i], out_state[i] of sequence i: per event (mark m at time t, d since m's last)
+    log(λ_m + α_m β_m s_m e^(−β_m d)) less the compensator λ_m d + α_m s_m (1 − e^(−β_m d)),
+    then s_m := 1 + s_m e^(−β_m d); at max_time the compensators of every mark, and the
+    state decayed to it. The same sums, in the same order, as hawkes_ops.hawkes."""
+    cdef Py_ssize_t n = lda.shape[0], k = lda.shape[1], i, j, m
+    cdef double t, d, ed, rate, acc
+    cdef double* s = <double*>malloc(2 * k * sizeof(double) + 1)
+    cdef double* last
+    if s == NULL:
+        raise MemoryError("hawkes_loglike")
+    last = s + k
+    with nogil:
+        for i in range(n):
+            for m in range(k):
+                s[m] = state[i, m]
+                last[m] = 0
+            t = 0
+            acc = 0
+            for j in range(length[i]):
+                m = marks[i, j]
+                t = t + lags[i, j]
+                d = t - last[m]
+                ed = exp(-beta[m] * d)
+                rate = lda[i, m] + alpha[m] * beta[m] * s[m] * ed
+                acc = acc + log(rate)
+                acc = acc - (lda[i, m] * d + alpha[m] * s[m] * (1 - ed))
+                s[m] = 1 + s[m] * ed
+                last[m] = t
+            for m in range(k):
+                d = max_time[i] - last[m]
+                ed = exp(-beta[m] * d)
+                acc = acc - (lda[i, m] * d + alpha[m] * s[m] * (1 - ed))
+                out_state[i, m] = s[m] * ed
+            ll[i] = acc
+    free(s)

@@ -260,17 +260,21 @@ class _Separable(NumpyOp):
             raise ValueError(f"{self.name}: the output size ({oh}, {ow}) must be positive")
         return list(in_shapes), [tuple(d[:2]) + (oh, ow)], []
 
-    def _mats(self, p, shape, like=None):
-        oh, ow = self.out_size(p, shape, [shape, like])
-        return self.matrix(shape[2], oh), self.matrix(shape[3], ow)
+    def _mats(self, p, x, like=None):
+        """The two matrices in x's float dtype (float32 for float16), so the GEMMs run in
+        it as MXNet's do, not promoted to float64."""
+        oh, ow = self.out_size(p, x.shape, [x.shape, like])
+        dt = x.dtype if x.dtype in (np.float32, np.float64) else np.float32
+        return (self.matrix(x.shape[2], oh).astype(dt, copy=False),
+                self.matrix(x.shape[3], ow).astype(dt, copy=False))
 
     def compute(self, p, x, *like):
-        mh, mw = self._mats(p, x.shape, like[0].shape if like else None)
+        mh, mw = self._mats(p, x, like[0].shape if like else None)
         return bmm(mh, bmm(x, mw.T))     # two GEMMs (a three-operand einsum loops in C)
 
     def grad(self, p, dys, xs, ys):
         x = xs[0]
-        mh, mw = self._mats(p, x.shape, xs[1].shape if len(xs) > 1 else None)
+        mh, mw = self._mats(p, x, xs[1].shape if len(xs) > 1 else None)
         gx = bmm(mh.T, bmm(dys[0], mw))
         return (gx,) + ((None,) if len(xs) > 1 else ())
 

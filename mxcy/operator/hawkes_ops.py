@@ -19,6 +19,7 @@ take no part (zero).
 """
 import numpy as np
 
+from mxcy._npkernels import hawkes_loglike
 from mxcy.operator._numpy_op import NumpyOp
 from mxcy.operator._spec import DTypeError, register_op, unify_shape
 
@@ -125,8 +126,14 @@ class _contrib_hawkesll(NumpyOp):
         if used.any() and (marks[used].min() < 0 or marks[used].max() >= k):
             raise ValueError(f"{self.name}: marks must lie in [0, {k}) (K = lda.shape[1]), "
                              f"got {np.unique(marks[used]).tolist()}")
-        ll, out_state, _ = hawkes(lda, alpha, beta, state, lags, marks, valid_length,
-                                  max_time)
+        # the forward in C (mxcy._npkernels); hawkes() below keeps the gradients
+        f64 = [np.ascontiguousarray(v, np.float64) for v in (lda, state, lags, max_time)]
+        n = lda.shape[0]
+        ll, out_state = np.empty(n), np.empty((n, k))
+        hawkes_loglike(f64[0], np.ascontiguousarray(np.broadcast_to(alpha, (k,)), np.float64),
+                       np.ascontiguousarray(np.broadcast_to(beta, (k,)), np.float64), f64[1],
+                       f64[2], np.ascontiguousarray(marks, np.int64), length, f64[3], ll,
+                       out_state)
         return ll, out_state
 
     def grad(self, p, dys, xs, ys):

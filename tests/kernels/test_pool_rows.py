@@ -163,3 +163,25 @@ def test_all_geometries_once_through_isa_paths():
         dy = rng.standard_normal(y.shape).astype(dtype)
         np.testing.assert_allclose(_conv.pool_bwd_np(x, dy, k, s, p, 0),
                                    pool_bwd_ref(x, dy, k, s, p, 0), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize('pool_type', ['avg', 'sum', 'max'])
+@pytest.mark.parametrize('grad_req', ['write', 'add'])
+def test_global_pooling_gradient(pool_type, grad_req):
+    """Global avg/sum spread each plane's dy over the plane (÷ h·w for avg); max sends it
+    to the plane's maximum."""
+    x = np.random.default_rng(8).standard_normal((3, 5, 7, 6))
+    dy = np.random.default_rng(9).standard_normal((3, 5, 1, 1))
+    held = np.random.default_rng(10).standard_normal(x.shape)
+    xn = mx.nd.array(x, dtype=np.float64)
+    xn.attach_grad(grad_req=grad_req)
+    xn.grad[:] = held
+    with mx.autograd.record():
+        y = mx.nd.Pooling(xn, global_pool=True, pool_type=pool_type)
+    y.backward(mx.nd.array(dy, dtype=np.float64))
+    if pool_type == 'max':
+        ref = (x == x.max(axis=(2, 3), keepdims=True)) * dy
+    else:
+        ref = np.broadcast_to(dy / (42 if pool_type == 'avg' else 1), x.shape)
+    np.testing.assert_allclose(xn.grad.asnumpy(), ref + (held if grad_req == 'add' else 0),
+                               rtol=1e-12, atol=1e-12)
