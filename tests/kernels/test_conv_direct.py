@@ -7,6 +7,7 @@ import pytest
 
 import mxcy as mx
 from mxcy import _conv, _fused
+from tests.kernels.test_conv_packed import arrays
 
 pytestmark = pytest.mark.skipif(not _conv.direct_conv_available(),
                                 reason='the direct kernel needs AVX2+FMA (and not AVX-512)')
@@ -50,15 +51,6 @@ def conv_numpy(x, w, b, stride, pad, dilate, groups):
     if b is not None:
         y += b.astype(np.float64)[None, :, None, None]
     return y
-
-
-def arrays(geometry, seed):
-    xs, ws, stride, pad, dilate, groups = geometry
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal(ws).astype(np.float32)
-    b = rng.standard_normal(ws[0]).astype(np.float32)
-    return x, w, b, dict(stride=stride, pad=pad, dilate=dilate, groups=groups)
 
 
 def tolerance(w):
