@@ -2,7 +2,7 @@
 """Convolution and pooling kernels: `noexcept nogil`, run by the engine.
 
 Which path a convolution takes: depthwise (groups == channels == filters) the direct
-kernels of _conv_depthwise.pxi; float32 3×3 stride 1 with enough channels and tiles
+kernels of _conv_depthwise.pxi; float32 3×3 stride 1 with enough channels, filters and tiles
 Winograd F(2×2, 3×3) (_conv_winograd.pxi); 1×1 without padding GEMMs on the data itself
 (_conv_1x1.pxi); a float32 forward on AVX2 the register-blocked direct kernel of
 _conv_direct.pxi (unless its weights are big); float32 on AVX-512 the packed, indirect

@@ -8,15 +8,15 @@ import pytest
 import mxcy as mx
 from mxcy import _conv
 
-# (x shape, filters, pad); all have ≥ 16 channels and filters and ≥ 64 tiles
+# (x shape, filters, pad); all have ≥ 32 channels, ≥ 64 filters and ≥ 64 tiles
 GEOMETRIES = [
-    ((1, 16, 16, 16), 16, (1, 1)),      # even plane, one image
-    ((2, 16, 15, 13), 24, (1, 1)),      # odd planes: the last tile row and column are half
-    ((3, 20, 12, 17), 16, (0, 0)),      # no padding: 10 × 15 outputs, half tiles at one edge
-    ((2, 16, 11, 12), 18, (2, 1)),      # wider padding, uneven between the axes
-    ((1, 32, 40, 40), 32, (1, 1)),      # one big image: split over the workers
-    ((9, 24, 10, 9), 40, (1, 0)),       # many images: parts by tile rows across images
-    ((4, 16, 7, 7), 512, (1, 1)),       # many filters: blocks of one tile row
+    ((1, 32, 16, 16), 64, (1, 1)),      # even plane, one image
+    ((2, 32, 15, 13), 64, (1, 1)),      # odd planes: the last tile row and column are half
+    ((3, 40, 12, 17), 64, (0, 0)),      # no padding: 10 × 15 outputs, half tiles at one edge
+    ((2, 32, 11, 12), 72, (2, 1)),      # wider padding, uneven between the axes
+    ((1, 32, 40, 40), 64, (1, 1)),      # one big image: split over the workers
+    ((9, 48, 10, 9), 64, (1, 0)),       # many images: parts by tile rows across images
+    ((4, 32, 7, 7), 512, (1, 1)),       # many filters: blocks of one tile row
 ]
 
 
@@ -62,11 +62,11 @@ def test_winograd_adds_into_the_output_and_runs_without_bias(shape, f, pad):
 
 def test_nd_convolution_and_its_gradient_through_winograd():
     """mx.nd.Convolution takes the path forward; the backward (im2col) is unchanged."""
-    x, w, b = arrays((2, 16, 9, 10), 16, seed=3)
+    x, w, b = arrays((2, 64, 9, 10), 64, seed=3)
     xs, ws, bs = mx.nd.array(x), mx.nd.array(w), mx.nd.array(b)
     xs.attach_grad()
     with mx.autograd.record():
-        y = mx.nd.Convolution(xs, ws, bs, kernel=(3, 3), pad=(1, 1), num_filter=16)
+        y = mx.nd.Convolution(xs, ws, bs, kernel=(3, 3), pad=(1, 1), num_filter=64)
     y.backward()
     close(y.asnumpy(), reference(x, w, b, (1, 1)))
     dx = _conv.conv_bwd_np(x.astype(np.float64), w.astype(np.float64),
@@ -75,11 +75,11 @@ def test_nd_convolution_and_its_gradient_through_winograd():
 
 
 # (x shape, filters, pad) whose data gradient, a 3×3 convolution of dy with padding
-# 2 - pad, takes the Winograd path, and, where the forward does (all but the second), the
-# weight gradient too
-BACKWARD = [((2, 16, 12, 11), 16, (1, 1)), ((3, 24, 10, 10), 16, (0, 0)),
-            ((2, 16, 9, 13), 20, (2, 1)), ((1, 32, 20, 20), 32, (1, 0)),
-            ((5, 16, 14, 15), 24, (1, 1))]
+# 2 - pad, takes the Winograd path, and, where the forward does (all but the second: 48
+# tiles), the weight gradient too
+BACKWARD = [((2, 64, 12, 11), 64, (1, 1)), ((3, 64, 10, 10), 64, (0, 0)),
+            ((2, 64, 9, 13), 72, (2, 1)), ((1, 64, 20, 20), 64, (1, 0)),
+            ((5, 64, 14, 15), 64, (1, 1))]
 
 
 @pytest.mark.parametrize('shape,f,pad', BACKWARD)
@@ -95,7 +95,7 @@ def test_winograd_gradients_match_the_float64_ones(shape, f, pad):
 
 
 def test_winograd_gradients_add_with_grad_req_add():
-    x, w, _ = arrays((2, 16, 12, 11), 16, seed=13)
+    x, w, _ = arrays((2, 64, 12, 11), 64, seed=13)
     rng = np.random.default_rng(14)
     held_x = rng.standard_normal(x.shape).astype(np.float32)
     held_w = rng.standard_normal(w.shape).astype(np.float32)
@@ -104,7 +104,7 @@ def test_winograd_gradients_add_with_grad_req_add():
         v.attach_grad(grad_req='add')
         v.grad[:] = held
     with mx.autograd.record():
-        y = mx.nd.Convolution(xs, ws, kernel=(3, 3), pad=(1, 1), num_filter=16, no_bias=True)
+        y = mx.nd.Convolution(xs, ws, kernel=(3, 3), pad=(1, 1), num_filter=64, no_bias=True)
     dy = rng.standard_normal(y.shape).astype(np.float32)
     y.backward(mx.nd.array(dy))
     ref = _conv.conv_bwd_np(x.astype(np.float64), w.astype(np.float64),
@@ -117,8 +117,8 @@ def test_winograd_gradients_add_with_grad_req_add():
 def test_winograd_applies_the_fused_activation_of_an_inference_graph(act):
     """Convolution + ReLU (or clip 0..6) bound for inference is one op whose clamp the
     Winograd epilogue applies."""
-    x, w, b = arrays((2, 16, 13, 12), 24, seed=21)
-    conv = mx.sym.Convolution(mx.sym.var('data'), kernel=(3, 3), pad=(1, 1), num_filter=24,
+    x, w, b = arrays((2, 32, 13, 12), 64, seed=21)
+    conv = mx.sym.Convolution(mx.sym.var('data'), kernel=(3, 3), pad=(1, 1), num_filter=64,
                               name='c')
     net = (mx.sym.Activation(conv, act_type='relu') if act == 'relu'
            else mx.sym.clip(conv, a_min=0, a_max=6))
@@ -126,5 +126,7 @@ def test_winograd_applies_the_fused_activation_of_an_inference_graph(act):
     mod.bind(data_shapes=[('data', x.shape)], for_training=False)
     mod.set_params({'c_weight': mx.nd.array(w), 'c_bias': mx.nd.array(b)}, {})
     mod.forward(mx.io.DataBatch([mx.nd.array(x)]), is_train=False)
-    ref = np.clip(reference(x, w, b, (1, 1)), 0, np.inf if act == 'relu' else 6)
-    close(mod.get_outputs()[0].asnumpy(), ref)
+    conv_ref = reference(x, w, b, (1, 1))
+    ref = np.clip(conv_ref, 0, np.inf if act == 'relu' else 6)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), ref, rtol=0,
+                               atol=2e-6 * np.abs(conv_ref).max())   # the sums' rounding
