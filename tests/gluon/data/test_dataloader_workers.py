@@ -29,6 +29,9 @@ from mxcy.gluon.data import DataLoader, Dataset
 from mxcy.gluon.data._shm import PREFIX
 
 PARENT = os.getpid()
+# Ctrl-C must raise here even when the test run was started in the background (a shell's
+# `cmd &` starts it with SIGINT ignored, and Python then installs no handler)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def blocks():
