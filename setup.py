@@ -57,7 +57,7 @@ HEADERS = {"mxcy._ops": ["mxcy/_vecmath.h", "mxcy/_vecmath_elem.h", "mxcy/_simd.
            "mxcy._fused": ["mxcy/_conv.pxd"],
            "mxcy._sampling": ["mxcy/_sampling_deform.pxi"],
            "mxcy._npkernels": ["mxcy/_npkernels.h"],
-           "mxcy._lrn": ["mxcy/_lrn.h"],
+           "mxcy._lrn": ["mxcy/_lrn.h", "mxcy/_simd.h"],
            "mxcy._detect": ["mxcy/_detect_nms.h"],
            "mxcy._gemv": ["mxcy/_gemv.h", "mxcy/_isa.h"]}
 

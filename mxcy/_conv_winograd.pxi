@@ -78,19 +78,29 @@ cdef void wino_block(WinoParts* wp, int64_t r, int nr, float* V, float* M,
                                  <float>a.act_lo, <float>a.act_hi, scratch)
 
 
+cdef int wino_buffers(WinoParts* wp, float** V, float** scratch) noexcept nogil:
+    """A part's block buffers: 16 × (c + f) × the block's tiles (V, then M or Ŷ), and the
+    row transforms' scratch; on failure wp.err is set and nothing is kept."""
+    cdef int64_t tiles = <int64_t>wp.rows_per_block * wp.tw
+    V[0] = <float*>malloc(<size_t>(16 * (wp.a.c + wp.a.f) * tiles) * sizeof(float) + 1)
+    scratch[0] = <float*>malloc(<size_t>mxcy_wino_scratch(wp.tw) * sizeof(float) + 1)
+    if V[0] == NULL or scratch[0] == NULL:
+        free(V[0])
+        free(scratch[0])
+        wp.err = ERR_MEMORY
+        return -1
+    return 0
+
+
 cdef void wino_part(void* arg, int part, int nparts) noexcept nogil:
     cdef WinoParts* wp = <WinoParts*>arg
     cdef ConvArgs* a = wp.a
     cdef int64_t rows = <int64_t>a.n * wp.th
     cdef int64_t r = rows * part // nparts, r1 = rows * (part + 1) // nparts
-    cdef int64_t T = <int64_t>wp.rows_per_block * wp.tw
-    cdef float* V = <float*>malloc(<size_t>(16 * (a.c + a.f) * T) * sizeof(float) + 1)
-    cdef float* scratch = <float*>malloc(<size_t>mxcy_wino_scratch(wp.tw) * sizeof(float) + 1)
+    cdef float* V
+    cdef float* scratch
     cdef int nr
-    if V == NULL or scratch == NULL:
-        free(V)
-        free(scratch)
-        wp.err = ERR_MEMORY
+    if wino_buffers(wp, &V, &scratch):
         return
     while r < r1:
         nr = <int>min(<int64_t>wp.rows_per_block, r1 - r)
@@ -100,31 +110,38 @@ cdef void wino_part(void* arg, int part, int nparts) noexcept nogil:
     free(scratch)
 
 
-cdef int winograd_fwd(ConvArgs* a) noexcept nogil:
-    """y (req) := conv(x, w) + b for use_winograd's convolutions, clamped when a.act
-    asks (then marked done, a.act = 2)."""
-    cdef WinoParts wp
-    cdef int64_t rows, tiles_per_block
+cdef int wino_plan(ConvArgs* a, WinoParts* wp) noexcept nogil:
+    """wp's tiling for a (tile rows and columns, rows per block); returns the parts: big
+    convolutions split by tile rows over the workers, blocks no bigger than a part's share
+    so every worker gets work."""
+    cdef int64_t rows
     cdef int nparts
     wp.a = a
     wp.err = 0
-    wp.clamp = a.act == 1 and a.req_y == 1
+    wp.clamp = False
     wp.th = (a.oh + 1) // 2
     wp.tw = (a.ow + 1) // 2
-    tiles_per_block = WINO_BLOCK_FLOATS // (16 * (a.c + a.f))
-    wp.rows_per_block = <int>max(1, tiles_per_block // wp.tw)
-    wp.U = <float*>malloc(<size_t>(16 * <int64_t>a.f * a.c) * sizeof(float) + 1)
-    if wp.U == NULL:
-        return ERR_MEMORY
-    mxcy_wino_weights(<float*>a.wt, <int64_t>a.f * a.c, wp.U)
+    wp.rows_per_block = <int>max(1, WINO_BLOCK_FLOATS // (16 * (a.c + a.f)) // wp.tw)
     rows = <int64_t>a.n * wp.th
     nparts = conv_nparts(a) if a.n > 1 else 1
     if a.n == 1 and <int64_t>a.f * a.c * 9 * a.oh * a.ow >= CONV_SPLIT_MACS:
         nparts = CONV_ONE_IMAGE_PARTS
     nparts = <int>min(<int64_t>nparts, rows)
     if nparts > 1:
-        # several parts: blocks no bigger than a part's share, so both workers get work
         wp.rows_per_block = <int>max(1, min(<int64_t>wp.rows_per_block, rows // nparts))
+    return nparts
+
+
+cdef int winograd_fwd(ConvArgs* a) noexcept nogil:
+    """y (req) := conv(x, w) + b for use_winograd's convolutions, clamped when a.act
+    asks (then marked done, a.act = 2)."""
+    cdef WinoParts wp
+    cdef int nparts = wino_plan(a, &wp)
+    wp.clamp = a.act == 1 and a.req_y == 1
+    wp.U = <float*>malloc(<size_t>(16 * <int64_t>a.f * a.c) * sizeof(float) + 1)
+    if wp.U == NULL:
+        return ERR_MEMORY
+    mxcy_wino_weights(<float*>a.wt, <int64_t>a.f * a.c, wp.U)
     run_parts(wino_part, &wp, nparts)
     free(wp.U)
     if wp.err == 0 and wp.clamp:
@@ -179,15 +196,11 @@ cdef void wino_dw_part(void* arg, int part, int nparts) noexcept nogil:
     cdef int64_t T, plane = <int64_t>a.h * a.w, oplane = <int64_t>a.oh * a.ow
     cdef int64_t fc = <int64_t>a.f * a.c
     cdef float* dU = wp.U + part * 16 * fc
-    cdef float* V = <float*>malloc(<size_t>(16 * (a.c + a.f) * <int64_t>wp.rows_per_block
-                                            * wp.tw) * sizeof(float) + 1)
-    cdef float* scratch = <float*>malloc(<size_t>mxcy_wino_scratch(wp.tw) * sizeof(float) + 1)
+    cdef float* V
+    cdef float* scratch
     cdef float* Y
     cdef int nr, j, c, f, xi, img, ty
-    if V == NULL or scratch == NULL:
-        free(V)
-        free(scratch)
-        wp.err = ERR_MEMORY
+    if wino_buffers(wp, &V, &scratch):
         return
     memset(dU, 0, <size_t>(16 * fc) * sizeof(float))
     while r < r1:
@@ -221,12 +234,7 @@ cdef int winograd_dw(ConvArgs* a, bint* done) noexcept nogil:
     done[0] = False
     if not a.req_w or not use_winograd(a):
         return 0
-    wp.a = a
-    wp.err = 0
-    wp.th = (a.oh + 1) // 2
-    wp.tw = (a.ow + 1) // 2
-    wp.rows_per_block = <int>max(1, WINO_BLOCK_FLOATS // (16 * (a.c + a.f)) // wp.tw)
-    nparts = <int>min(<int64_t>(conv_nparts(a) if a.n > 1 else 1), <int64_t>a.n * wp.th)
+    nparts = wino_plan(a, &wp)
     wp.U = <float*>malloc(<size_t>(nparts * 16 * fc) * sizeof(float) + 1)
     if wp.U == NULL:
         return ERR_MEMORY

@@ -1,5 +1,5 @@
-/* LRN's per-row loops for mxcy/_lrn.pyx, compiled for AVX2 and baseline x86-64 with GCC
- * target_clones (picked at load; MXCY_NO_CLONES or another compiler: one version).
+/* LRN's per-row loops for mxcy/_lrn.pyx, compiled for each ISA by MXCY_VEC (_simd.h: GCC
+ * target_clones, picked at load; MXCY_NO_CLONES or another compiler: one version).
  *
  * s[0:hw] := knorm + alpha_n · Σ_k x[k, 0:hw]² over the channel window [lo, hi];
  * y[0:hw] := x[0:hw] · s^-beta, by √ and 1/√√ for beta 0.75 and 1/√ for 0.5 (within 2 ulp
@@ -10,15 +10,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
-    !defined(MXCY_NO_CLONES)
-#define MXCY_LRN_VEC __attribute__((target_clones("avx2", "default")))
-#else
-#define MXCY_LRN_VEC
-#endif
+#include "_simd.h"
 
 #define MXCY_LRN_ROW(NAME, T, SQRT, POW)                                              \
-    MXCY_LRN_VEC static void NAME(const T* x, const T* xr, T* s, T* y, int64_t hw,       \
+    MXCY_VEC static void NAME(const T* x, const T* xr, T* s, T* y, int64_t hw,       \
                                   int64_t lo, int64_t hi, T alpha_n, T knorm, T beta,    \
                                   int scale_only)                                        \
     {                                                                                    \
